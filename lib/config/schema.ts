@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { normaliseIp } from '../net/address.ts';
+
+/**
+ * The one configuration document. Every field has a documented default (see README, "Configuration"), so a
+ * Doorman with no file runs on loopback; a value that is present but wrong is an error, never replaced by
+ * the default, and an unknown key is an error too (a typo must not pass as "unset").
+ */
+const ipAddress = z.string().transform((value, ctx) => {
+  const ip = normaliseIp(value);
+  if (ip === undefined) {
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is not an IPv4 or IPv6 address` });
+    return z.NEVER;
+  }
+  return ip;
+});
+
+const port = z.number().int().min(1).max(65535);
+const seconds = z.number().int().min(0).max(86_400);
+
+const baseUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be an http:// or https:// URL')
+  .refine((u) => new URL(u).pathname.endsWith('/'), 'must end with "/" (the API is at {baseUrl}api/login/)')
+  .refine((u) => new URL(u).search === '' && new URL(u).hash === '', 'must not have a query or fragment');
+
+export const configSchema = z
+  .object({
+    /** Where clients reach Doorman: the API is {baseUrl}api/login/. */
+    baseUrl: baseUrl.default('http://127.0.0.1:8180/'),
+    /** Addresses the web app listens on. */
+    listen: z
+      .array(z.object({ host: ipAddress, port }).strict())
+      .min(1)
+      .default([{ host: '127.0.0.1', port: 8180 }]),
+    /**
+     * Peers whose X-Forwarded-For is believed (Squid, a reverse proxy). Anyone else's header is ignored:
+     * the session is for the TCP peer.
+     */
+    trustedProxies: z.array(ipAddress).default(['127.0.0.1', '::1']),
+    /** Directory of the session DB; readable by serviceUser and nobody else. */
+    stateDir: z.string().startsWith('/', 'must be an absolute path').default('/var/lib/doorman'),
+    /** The SQLite session DB. Relative to stateDir unless absolute. */
+    dbFile: z.string().min(1).default('doorman.db'),
+    /**
+     * The user Squid runs helpers as (Debian: proxy). Started as root, Doorman gives the state dir to this
+     * user and runs as it, so Squid's helpers and the web app share one DB. Ignored when not root.
+     */
+    serviceUser: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'must be a system user name')
+      .default('proxy'),
+    api: z
+      .object({
+        /** Largest accepted form body, bytes. */
+        maxBodyBytes: z.number().int().min(256).max(65_536).default(4096),
+        /** Failed API-key attempts allowed from one address per window, then 429 until the window ends. */
+        maxKeyFailures: z.number().int().min(1).max(10_000).default(10),
+        keyFailureWindowSeconds: seconds.min(1).default(300),
+      })
+      .strict()
+      .default({ maxBodyBytes: 4096, maxKeyFailures: 10, keyFailureWindowSeconds: 300 }),
+    squid: z
+      .object({
+        /**
+         * Seconds Squid caches a positive answer. A logout or a user switch on an IP shows in access.log only
+         * after this; the helper answers in microseconds, so a short TTL costs almost nothing.
+         */
+        ttl: seconds.default(5),
+        /** Seconds Squid caches "not identified": a fresh login shows only after this. */
+        negativeTtl: seconds.default(0),
+        /** Lookups a helper process is sent at once (Squid's concurrency=). */
+        concurrency: z.number().int().min(1).max(1000).default(100),
+        childrenMax: z.number().int().min(1).max(64).default(2),
+      })
+      .strict()
+      .default({ ttl: 5, negativeTtl: 0, concurrency: 100, childrenMax: 2 }),
+    /** How often a session helper writes "last seen" times, seconds. */
+    lastSeenFlushSeconds: z.number().int().min(1).max(3600).default(30),
+  })
+  .strict();
+
+export type Config = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;

@@ -1,0 +1,66 @@
+import Database from 'better-sqlite3';
+import { DoormanError } from '../errors.ts';
+import { migrations, SCHEMA_VERSION } from './migrations.ts';
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  /** Open without write access (still may need to create the -shm file in WAL mode). */
+  readonly?: boolean;
+  /** How long a writer waits for another process's lock, ms. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Open the session DB: WAL (readers never block the writer, several processes at once), a busy timeout
+ * instead of SQLITE_BUSY errors, and the schema brought to the current version.
+ */
+export function openDatabase(path: string, options: OpenOptions = {}): Db {
+  let db: Db;
+  try {
+    db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    if (!options.readonly) {
+      db.pragma('journal_mode = WAL');
+      // NORMAL is durable across a process crash in WAL mode; only a power cut can lose the last commits.
+      db.pragma('synchronous = NORMAL');
+    }
+    db.pragma('foreign_keys = ON');
+  } catch (error) {
+    throw new DoormanError('STORE_UNAVAILABLE', `cannot open session DB ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  try {
+    migrate(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+/** Bring the schema up to date. BEGIN IMMEDIATE: two processes starting together migrate once. */
+export function migrate(db: Db): void {
+  const current = () => db.pragma('user_version', { simple: true }) as number;
+  if (current() === SCHEMA_VERSION) return;
+  if (db.readonly) {
+    throw new DoormanError('STORE_UNAVAILABLE', `session DB is at schema ${current()}, needs ${SCHEMA_VERSION}`);
+  }
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const from = current();
+    if (from > SCHEMA_VERSION) {
+      throw new DoormanError(
+        'SCHEMA_TOO_NEW',
+        `session DB schema ${from} is newer than this Doorman (${SCHEMA_VERSION}): upgrade Doorman`,
+      );
+    }
+    for (let v = from; v < SCHEMA_VERSION; v++) db.exec(migrations[v] ?? '');
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    db.exec('COMMIT');
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The schema, as an append-only list: migration N brings PRAGMA user_version from N-1 to N. Never edit a
+ * released entry; add one. Times are milliseconds since the epoch.
+ */
+export const migrations: readonly string[] = [
+  // 1: sessions and API keys
+  `
+  CREATE TABLE sessions (
+    -- AUTOINCREMENT: an id is never reused, so a late "last seen" write for an ended session cannot land
+    -- on the session that replaced it.
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    key_kind    TEXT    NOT NULL CHECK (key_kind IN ('ip', 'mac')),
+    key         TEXT    NOT NULL,
+    username    TEXT    NOT NULL,
+    source      TEXT    NOT NULL CHECK (source IN ('api', 'portal', 'registration', 'agreement')),
+    created_at  INTEGER NOT NULL,
+    last_seen   INTEGER NOT NULL,
+    expires_at  INTEGER,
+    UNIQUE (key_kind, key)
+  ) STRICT;
+  CREATE INDEX sessions_expires_at ON sessions (expires_at) WHERE expires_at IS NOT NULL;
+
+  CREATE TABLE api_keys (
+    id           INTEGER PRIMARY KEY,
+    name         TEXT    NOT NULL UNIQUE,
+    key_id       TEXT    NOT NULL UNIQUE,
+    secret_hash  BLOB    NOT NULL,
+    created_at   INTEGER NOT NULL,
+    last_used_at INTEGER,
+    revoked_at   INTEGER
+  ) STRICT;
+  `,
+];
+
+export const SCHEMA_VERSION = migrations.length;
