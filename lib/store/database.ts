@@ -7,6 +7,8 @@ export type Db = Database.Database;
 export interface OpenOptions {
   /** Open without write access (still may need to create the -shm file in WAL mode). */
   readonly?: boolean;
+  /** Fail instead of creating a new DB (helpers: a missing DB means Doorman is not set up, say so). */
+  mustExist?: boolean;
   /** How long a writer waits for another process's lock, ms. */
   busyTimeoutMs?: number;
 }
@@ -18,7 +20,7 @@ export interface OpenOptions {
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
   let db: Db;
   try {
-    db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+    db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: (options.mustExist ?? false) || (options.readonly ?? false) });
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     if (!options.readonly) {
       db.pragma('journal_mode = WAL');

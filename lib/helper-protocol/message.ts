@@ -1,0 +1,74 @@
+import { unescapeField, escapeValue } from './escape.ts';
+
+/**
+ * One helper exchange, after Squid's Features/AddonHelpers:
+ *
+ *   request = [channel-ID SP] field *(SP field) LF        ; fields URL-escaped by Squid
+ *   reply   = [channel-ID SP] result *(SP key "=" value) LF
+ *   result  = "OK" / "ERR" / "BH"
+ *
+ * With `concurrency=N` (N > 0) every request starts with a channel-ID and the reply must repeat it; replies
+ * may then come in any order. Custom keys end in "_" (Squid reserves the others).
+ */
+export type HelperResult = 'OK' | 'ERR' | 'BH';
+
+export interface HelperRequest {
+  /** Channel-ID, echoed in the reply; undefined when the helper runs without concurrency. */
+  channel: string | undefined;
+  /** Fields, URL-decoded. */
+  fields: string[];
+}
+
+export interface HelperReply {
+  result: HelperResult;
+  /** kv-pairs in order. For BH and ERR, `message` is what Squid logs. */
+  pairs?: ReadonlyArray<readonly [key: string, value: string]>;
+}
+
+export type ParseOutcome =
+  | { ok: true; request: HelperRequest }
+  | { ok: false; channel: string | undefined; message: string };
+
+const CHANNEL = /^\d{1,9}$/;
+
+export function parseRequest(line: string, channelIds: boolean): ParseOutcome {
+  const tokens = line.split(' ').filter((t) => t !== '');
+  let channel: string | undefined;
+  if (channelIds) {
+    channel = tokens.shift();
+    if (channel === undefined || !CHANNEL.test(channel)) {
+      return { ok: false, channel: undefined, message: 'request has no channel-ID (is concurrency= set?)' };
+    }
+  }
+  const fields: string[] = [];
+  for (const token of tokens) {
+    const field = unescapeField(token);
+    if (field === undefined) return { ok: false, channel, message: 'request field is not UTF-8' };
+    fields.push(field);
+  }
+  return { ok: true, request: { channel, fields } };
+}
+
+/** The channel-ID at the start of a line that could not be parsed as a whole (an overlong one). */
+export function channelOf(head: string, channelIds: boolean): string | undefined {
+  if (!channelIds) return undefined;
+  const first = head.split(' ', 1)[0] ?? '';
+  return CHANNEL.test(first) ? first : undefined;
+}
+
+const KEY = /^[A-Za-z0-9_-]+$/;
+
+/** One reply line, LF included. Values are URL-escaped; keys must be Squid key names. */
+export function formatReply(channel: string | undefined, reply: HelperReply): string {
+  let line = channel === undefined ? reply.result : `${channel} ${reply.result}`;
+  for (const [key, value] of reply.pairs ?? []) {
+    if (!KEY.test(key)) throw new TypeError(`helper reply key ${JSON.stringify(key)} is not a Squid key name`);
+    line += ` ${key}=${escapeValue(value)}`;
+  }
+  return `${line}\n`;
+}
+
+export const ok = (pairs?: HelperReply['pairs']): HelperReply => (pairs ? { result: 'OK', pairs } : { result: 'OK' });
+export const err = (message?: string): HelperReply =>
+  message === undefined ? { result: 'ERR' } : { result: 'ERR', pairs: [['message', message]] };
+export const bh = (message: string): HelperReply => ({ result: 'BH', pairs: [['message', message]] });
