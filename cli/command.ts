@@ -1,0 +1,67 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { systemClock } from '../lib/clock.ts';
+import { dbPath, loadConfig, type LoadedConfig } from '../lib/config/load.ts';
+import { ApiKeyStore } from '../lib/store/api-key-store.ts';
+import { openDatabase } from '../lib/store/database.ts';
+import { SessionStore } from '../lib/store/session-store.ts';
+import { becomeServiceUser } from '../lib/system/service-user.ts';
+
+/** Exit codes: 0 done, 1 it failed (see stderr), 2 the command line was wrong. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  /** Full --help text. */
+  help: string;
+  run(argv: string[]): Promise<number>;
+}
+
+export const CONFIG_OPTION = {
+  config: { type: 'string', short: 'c' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const satisfies ParseArgsConfig['options'];
+
+export const CONFIG_HELP = `  -c, --config FILE   configuration file (default /etc/doorman/doorman.json if it exists,
+                      otherwise the embedded defaults); also DOORMAN_CONFIG
+  -h, --help          this text`;
+
+/** parseArgs, with its errors turned into usage errors (exit 2). */
+export function parse<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+export function configFrom(option: string | undefined): LoadedConfig {
+  return loadConfig(option ?? process.env.DOORMAN_CONFIG);
+}
+
+export interface Stores {
+  sessions: SessionStore;
+  apiKeys: ApiKeyStore;
+  close(): void;
+}
+
+/** Open the session DB as the service user (see becomeServiceUser): never leave root-owned DB files. */
+export function openStores(loaded: LoadedConfig): Stores {
+  becomeServiceUser(loaded.config);
+  const db = openDatabase(dbPath(loaded.config));
+  return {
+    sessions: new SessionStore(db, systemClock),
+    apiKeys: new ApiKeyStore(db, systemClock),
+    close: () => db.close(),
+  };
+}
+
+export function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+export const iso = (ms: number | undefined): string => (ms === undefined ? '-' : new Date(ms).toISOString());

@@ -1,0 +1,46 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { systemClock } from '../../lib/clock.ts';
+import { stderrLog } from '../../lib/log.ts';
+import { createApp } from '../../portal/app.ts';
+import { startServer } from '../../portal/server.ts';
+import { CONFIG_HELP, CONFIG_OPTION, configFrom, EXIT, openStores, out, parse, UsageError, type Command } from '../command.ts';
+
+const help = `Usage: doorman serve
+
+Run the web app: the login API ({baseUrl}api/login/, api/logout/). Listens on the configured addresses first,
+then (when started as root) runs as the service user, who owns the session DB. Stops on SIGTERM or SIGINT.
+
+Options:
+${CONFIG_HELP}`;
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run the web app (login API)',
+  help,
+  async run(argv) {
+    const { values, positionals } = parse({ args: argv, options: CONFIG_OPTION, allowPositionals: true });
+    if (values.help) return out(help), EXIT.ok;
+    if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+    const loaded = configFrom(values.config);
+    const log = stderrLog('doorman');
+    // Bind first (ports below 1024 need root), then give up root before the DB is opened or a request read.
+    let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+    const late = { callback: () => (req: IncomingMessage, res: ServerResponse) => handler?.(req, res) };
+    const server = await startServer(late, loaded.config.listen);
+    const stores = openStores(loaded);
+    handler = createApp({ config: loaded.config, ...stores, clock: systemClock, log }).callback();
+    const where = server.addresses.map((a) => (a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`));
+    log(`listening on ${where.join(', ')}; base URL ${loaded.config.baseUrl}; config ${loaded.path ?? '(embedded default)'}`);
+    await new Promise<void>((resolve) => {
+      const stop = (signal: string) => {
+        log(`${signal}: stopping`);
+        resolve();
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+    await server.close();
+    stores.close();
+    return EXIT.ok;
+  },
+};

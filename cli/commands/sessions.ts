@@ -1,0 +1,58 @@
+import { showValue } from '../../lib/errors.ts';
+import { normaliseIp } from '../../lib/net/address.ts';
+import { CONFIG_HELP, CONFIG_OPTION, configFrom, EXIT, iso, openStores, out, parse, UsageError, type Command } from '../command.ts';
+
+const help = `Usage: doorman sessions list
+       doorman sessions end IP
+       doorman sessions clear
+
+  list    live sessions: key, user, source, created, last seen, hard expiry
+  end     end the session on one IP address (IPv4 or IPv6)
+  clear   end every session
+
+Squid caches each answer for its ttl (see doorman squid-conf): an ended session is refused after at most that.
+
+Options:
+${CONFIG_HELP}`;
+
+export const sessionsCommand: Command = {
+  name: 'sessions',
+  summary: 'list, end and clear sessions',
+  help,
+  async run(argv) {
+    const { values, positionals } = parse({ args: argv, options: CONFIG_OPTION, allowPositionals: true });
+    if (values.help) return out(help), EXIT.ok;
+    const [action, arg, ...extra] = positionals;
+    if (extra.length > 0) throw new UsageError(`unexpected argument ${showValue(extra[0] ?? '')}`);
+    let ip: string | undefined;
+    if (action === 'end') {
+      ip = normaliseIp(arg ?? '');
+      if (ip === undefined) throw new UsageError(`sessions end: ${arg === undefined ? 'an IP address is required' : `${showValue(arg)} is not an IP address`}`);
+    } else if (action !== 'list' && action !== 'clear') {
+      throw new UsageError(`sessions: expected list, end or clear, got ${action === undefined ? 'nothing' : showValue(action)}`);
+    } else if (arg !== undefined) {
+      throw new UsageError(`sessions ${action}: unexpected argument ${showValue(arg)}`);
+    }
+    const stores = openStores(configFrom(values.config));
+    try {
+      if (ip !== undefined) {
+        const ended = stores.sessions.end({ kind: 'ip', value: ip });
+        if (ended === undefined) {
+          process.stderr.write(`no session on ${ip}\n`);
+          return EXIT.failed;
+        }
+        out(`ended the session of ${ended.username} on ${ip}`);
+      } else if (action === 'clear') {
+        out(`ended ${stores.sessions.clear()} session(s)`);
+      } else {
+        out(['KEY', 'USER', 'SOURCE', 'CREATED', 'LAST SEEN', 'EXPIRES'].join('\t'));
+        for (const s of stores.sessions.list()) {
+          out([s.key.value, s.username, s.source, iso(s.createdAt), iso(s.lastSeen), iso(s.expiresAt)].join('\t'));
+        }
+      }
+    } finally {
+      stores.close();
+    }
+    return EXIT.ok;
+  },
+};

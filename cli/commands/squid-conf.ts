@@ -1,0 +1,87 @@
+import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { lookupUser } from '../../lib/system/service-user.ts';
+import { generateInclude, type Runtime } from '../../squid-conf/generate.ts';
+import { generateStandalone } from '../../squid-conf/standalone.ts';
+import { CONFIG_HELP, CONFIG_OPTION, configFrom, EXIT, out, parse, UsageError, type Command } from '../command.ts';
+
+const help = `Usage: doorman squid-conf [--access-log FILE]
+       doorman squid-conf --standalone DIR --port ADDR:PORT [--port ADDR:PORT ...] [--loopback-dns]
+
+Print the include file that adds Doorman to an existing squid.conf: the session helper (absolute paths to
+this Doorman's own Node and helper), the acl doorman_identified, access to Doorman itself, forwarded_for on,
+and the log format "doorman". Put it in /etc/squid/conf.d/doorman.conf (Debian includes that directory before
+its local rules), then "squid -k parse" and "squid -k reconfigure".
+
+With --standalone, write DIR/doorman.conf and a complete DIR/squid.conf for a Squid instance of Doorman's own
+(quick start, tests): run it with "squid -N -f DIR/squid.conf". Nothing outside DIR is touched.
+
+Options:
+      --access-log FILE   also log to FILE in the doorman format
+      --standalone DIR    write a standalone Squid configuration into DIR
+      --port ADDR:PORT    http_port of the standalone Squid (repeatable; IPv6 as [::1]:3130)
+      --loopback-dns      standalone Squid sends DNS queries to 127.0.0.1 only
+${CONFIG_HELP}`;
+
+export function runtime(configFile: string | undefined): Runtime {
+  return {
+    node: process.execPath,
+    root: resolve(import.meta.dirname, '..', '..'),
+    configFile: configFile === undefined ? undefined : resolve(configFile),
+  };
+}
+
+export const squidConfCommand: Command = {
+  name: 'squid-conf',
+  summary: 'print the squid.conf include (or write a standalone Squid configuration)',
+  help,
+  async run(argv) {
+    const { values, positionals } = parse({
+      args: argv,
+      options: {
+        ...CONFIG_OPTION,
+        'access-log': { type: 'string' },
+        standalone: { type: 'string' },
+        port: { type: 'string', multiple: true },
+        'loopback-dns': { type: 'boolean', default: false },
+      },
+      allowPositionals: true,
+    });
+    if (values.help) return out(help), EXIT.ok;
+    if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+    const loaded = configFrom(values.config);
+    const rt = runtime(loaded.path);
+    const accessLog = values['access-log'];
+    const include = generateInclude(loaded.config, rt, accessLog === undefined ? {} : { accessLog });
+    if (values.standalone === undefined) {
+      if (values.port !== undefined) throw new UsageError('--port needs --standalone');
+      process.stdout.write(include);
+      return EXIT.ok;
+    }
+    const ports = values.port ?? [];
+    if (ports.length === 0) throw new UsageError('--standalone needs at least one --port ADDR:PORT');
+    for (const p of ports) {
+      if (!/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(p)) {
+        throw new UsageError(`--port: ${JSON.stringify(p)} is not ADDR:PORT (IPv6 in brackets: [::1]:3130)`);
+      }
+    }
+    const dir = resolve(values.standalone);
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    mkdirSync(join(dir, 'logs'), { recursive: true, mode: 0o750 });
+    if (process.getuid?.() === 0) {
+      // Squid writes its logs as its own user (Debian: proxy), the same account Doorman's DB belongs to.
+      const account = lookupUser(loaded.config.serviceUser);
+      chownSync(join(dir, 'logs'), account.uid, account.gid);
+    }
+    const includePath = join(dir, 'doorman.conf');
+    writeFileSync(includePath, include, { mode: 0o644 });
+    const squidConf = join(dir, 'squid.conf');
+    writeFileSync(
+      squidConf,
+      generateStandalone({ dir, httpPorts: ports, include: includePath, loopbackDns: values['loopback-dns'] }),
+      { mode: 0o644 },
+    );
+    out(squidConf);
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,47 @@
+/**
+ * doorman: the command line. Each command prints its own --help; errors go to stderr with exit code 1,
+ * command-line mistakes with 2.
+ */
+import { DoormanError } from '../lib/errors.ts';
+import { EXIT, UsageError, type Command } from './command.ts';
+import { apiKeyCommand } from './commands/api-key.ts';
+import { serveCommand } from './commands/serve.ts';
+import { sessionsCommand } from './commands/sessions.ts';
+import { squidConfCommand } from './commands/squid-conf.ts';
+
+const commands: readonly Command[] = [serveCommand, squidConfCommand, apiKeyCommand, sessionsCommand];
+
+const usage = `Usage: doorman COMMAND [OPTIONS]
+
+Doorman tells Squid who is behind each request.
+
+Commands:
+${commands.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
+
+Run "doorman COMMAND --help" for a command's options.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${usage}\n`);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (command === undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}`);
+  return command.run(rest);
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof UsageError) {
+    process.stderr.write(`doorman: ${error.message}\nRun "doorman --help".\n`);
+    process.exitCode = EXIT.usage;
+  } else if (error instanceof DoormanError) {
+    process.stderr.write(`doorman: ${error.message}\n`);
+    process.exitCode = EXIT.failed;
+  } else {
+    process.stderr.write(`doorman: ${(error as Error).stack ?? String(error)}\n`);
+    process.exitCode = EXIT.failed;
+  }
+}
