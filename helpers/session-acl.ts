@@ -33,7 +33,10 @@ let lastFlush = Date.now();
 function current(): SessionLookup | undefined {
   if (lookup === undefined && Date.now() - failedAt >= 1000) {
     try {
-      lookup = new SessionLookup(new SessionStore(openDatabase(path, { mustExist: true }), systemClock), systemClock);
+      lookup = new SessionLookup(
+        new SessionStore(openDatabase(path, { mustExist: true }), systemClock),
+        systemClock,
+      );
     } catch (error) {
       failedAt = Date.now();
       log(`cannot open session DB: ${(error as Error).message}`);

@@ -1,5 +1,16 @@
 import { showValue } from '../../lib/errors.ts';
-import { CONFIG_HELP, CONFIG_OPTION, configFrom, EXIT, iso, openStores, out, parse, UsageError, type Command } from '../command.ts';
+import {
+  CONFIG_HELP,
+  CONFIG_OPTION,
+  configFrom,
+  EXIT,
+  iso,
+  openStores,
+  out,
+  parse,
+  UsageError,
+  type Command,
+} from '../command.ts';
 
 const help = `Usage: doorman api-key create --name NAME
        doorman api-key list
@@ -24,13 +35,16 @@ export const apiKeyCommand: Command = {
       options: { ...CONFIG_OPTION, name: { type: 'string', short: 'n' } },
       allowPositionals: true,
     });
-    if (values.help) return out(help), EXIT.ok;
+    if (values.help) return (out(help), EXIT.ok);
     const [action, ...extra] = positionals;
     if (extra.length > 0) throw new UsageError(`unexpected argument ${showValue(extra[0] ?? '')}`);
     if (action !== 'create' && action !== 'list' && action !== 'revoke') {
-      throw new UsageError(`api-key: expected create, list or revoke, got ${action === undefined ? 'nothing' : showValue(action)}`);
+      throw new UsageError(
+        `api-key: expected create, list or revoke, got ${action === undefined ? 'nothing' : showValue(action)}`,
+      );
     }
-    if (action !== 'list' && values.name === undefined) throw new UsageError(`api-key ${action}: --name is required`);
+    if (action !== 'list' && values.name === undefined)
+      throw new UsageError(`api-key ${action}: --name is required`);
     const stores = openStores(configFrom(values.config));
     try {
       if (action === 'create') {

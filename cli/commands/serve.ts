@@ -1,9 +1,19 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestListener } from 'node:http';
 import { systemClock } from '../../lib/clock.ts';
 import { stderrLog } from '../../lib/log.ts';
 import { createApp } from '../../portal/app.ts';
 import { startServer } from '../../portal/server.ts';
-import { CONFIG_HELP, CONFIG_OPTION, configFrom, EXIT, openStores, out, parse, UsageError, type Command } from '../command.ts';
+import {
+  CONFIG_HELP,
+  CONFIG_OPTION,
+  configFrom,
+  EXIT,
+  openStores,
+  out,
+  parse,
+  UsageError,
+  type Command,
+} from '../command.ts';
 
 const help = `Usage: doorman serve
 
@@ -19,18 +29,28 @@ export const serveCommand: Command = {
   help,
   async run(argv) {
     const { values, positionals } = parse({ args: argv, options: CONFIG_OPTION, allowPositionals: true });
-    if (values.help) return out(help), EXIT.ok;
+    if (values.help) return (out(help), EXIT.ok);
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
     const loaded = configFrom(values.config);
     const log = stderrLog('doorman');
     // Bind first (ports below 1024 need root), then give up root before the DB is opened or a request read.
-    let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
-    const late = { callback: () => (req: IncomingMessage, res: ServerResponse) => handler?.(req, res) };
+    // A request that arrives on the first address while the others are still being bound gets a 503.
+    const app: { handle?: RequestListener } = {};
+    const late = {
+      callback: (): RequestListener => (req, res) => {
+        if (app.handle) app.handle(req, res);
+        else res.writeHead(503, { 'retry-after': '1', 'cache-control': 'no-store' }).end();
+      },
+    };
     const server = await startServer(late, loaded.config.listen);
     const stores = openStores(loaded);
-    handler = createApp({ config: loaded.config, ...stores, clock: systemClock, log }).callback();
-    const where = server.addresses.map((a) => (a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`));
-    log(`listening on ${where.join(', ')}; base URL ${loaded.config.baseUrl}; config ${loaded.path ?? '(embedded default)'}`);
+    app.handle = createApp({ config: loaded.config, ...stores, clock: systemClock, log }).callback();
+    const where = server.addresses.map((a) =>
+      a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`,
+    );
+    log(
+      `listening on ${where.join(', ')}; base URL ${loaded.config.baseUrl}; config ${loaded.path ?? '(embedded default)'}`,
+    );
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         log(`${signal}: stopping`);

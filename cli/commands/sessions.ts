@@ -1,6 +1,17 @@
 import { showValue } from '../../lib/errors.ts';
 import { normaliseIp } from '../../lib/net/address.ts';
-import { CONFIG_HELP, CONFIG_OPTION, configFrom, EXIT, iso, openStores, out, parse, UsageError, type Command } from '../command.ts';
+import {
+  CONFIG_HELP,
+  CONFIG_OPTION,
+  configFrom,
+  EXIT,
+  iso,
+  openStores,
+  out,
+  parse,
+  UsageError,
+  type Command,
+} from '../command.ts';
 
 const help = `Usage: doorman sessions list
        doorman sessions end IP
@@ -21,15 +32,20 @@ export const sessionsCommand: Command = {
   help,
   async run(argv) {
     const { values, positionals } = parse({ args: argv, options: CONFIG_OPTION, allowPositionals: true });
-    if (values.help) return out(help), EXIT.ok;
+    if (values.help) return (out(help), EXIT.ok);
     const [action, arg, ...extra] = positionals;
     if (extra.length > 0) throw new UsageError(`unexpected argument ${showValue(extra[0] ?? '')}`);
     let ip: string | undefined;
     if (action === 'end') {
       ip = normaliseIp(arg ?? '');
-      if (ip === undefined) throw new UsageError(`sessions end: ${arg === undefined ? 'an IP address is required' : `${showValue(arg)} is not an IP address`}`);
+      if (ip === undefined)
+        throw new UsageError(
+          `sessions end: ${arg === undefined ? 'an IP address is required' : `${showValue(arg)} is not an IP address`}`,
+        );
     } else if (action !== 'list' && action !== 'clear') {
-      throw new UsageError(`sessions: expected list, end or clear, got ${action === undefined ? 'nothing' : showValue(action)}`);
+      throw new UsageError(
+        `sessions: expected list, end or clear, got ${action === undefined ? 'nothing' : showValue(action)}`,
+      );
     } else if (arg !== undefined) {
       throw new UsageError(`sessions ${action}: unexpected argument ${showValue(arg)}`);
     }
@@ -47,7 +63,11 @@ export const sessionsCommand: Command = {
       } else {
         out(['KEY', 'USER', 'SOURCE', 'CREATED', 'LAST SEEN', 'EXPIRES'].join('\t'));
         for (const s of stores.sessions.list()) {
-          out([s.key.value, s.username, s.source, iso(s.createdAt), iso(s.lastSeen), iso(s.expiresAt)].join('\t'));
+          out(
+            [s.key.value, s.username, s.source, iso(s.createdAt), iso(s.lastSeen), iso(s.expiresAt)].join(
+              '\t',
+            ),
+          );
         }
       }
     } finally {

@@ -3,7 +3,16 @@ import { join, resolve } from 'node:path';
 import { lookupUser } from '../../lib/system/service-user.ts';
 import { generateInclude, type Runtime } from '../../squid-conf/generate.ts';
 import { generateStandalone } from '../../squid-conf/standalone.ts';
-import { CONFIG_HELP, CONFIG_OPTION, configFrom, EXIT, out, parse, UsageError, type Command } from '../command.ts';
+import {
+  CONFIG_HELP,
+  CONFIG_OPTION,
+  configFrom,
+  EXIT,
+  out,
+  parse,
+  UsageError,
+  type Command,
+} from '../command.ts';
 
 const help = `Usage: doorman squid-conf [--access-log FILE]
        doorman squid-conf --standalone DIR --port ADDR:PORT [--port ADDR:PORT ...] [--loopback-dns]
@@ -47,7 +56,7 @@ export const squidConfCommand: Command = {
       },
       allowPositionals: true,
     });
-    if (values.help) return out(help), EXIT.ok;
+    if (values.help) return (out(help), EXIT.ok);
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
     const loaded = configFrom(values.config);
     const rt = runtime(loaded.path);
@@ -78,7 +87,12 @@ export const squidConfCommand: Command = {
     const squidConf = join(dir, 'squid.conf');
     writeFileSync(
       squidConf,
-      generateStandalone({ dir, httpPorts: ports, include: includePath, loopbackDns: values['loopback-dns'] }),
+      generateStandalone({
+        dir,
+        httpPorts: ports,
+        include: includePath,
+        loopbackDns: values['loopback-dns'],
+      }),
       { mode: 0o644 },
     );
     out(squidConf);

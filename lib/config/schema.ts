@@ -20,9 +20,14 @@ const seconds = z.number().int().min(0).max(86_400);
 
 const baseUrl = z
   .string()
-  .url()
+  // abort: the refinements below call new URL(), which throws on a string that is not a URL.
+  .url({ abort: true })
   .refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be an http:// or https:// URL')
-  .refine((u) => new URL(u).pathname.endsWith('/'), 'must end with "/" (the API is at {baseUrl}api/login/)')
+  // The string itself, not the parsed pathname: "http://host" has pathname "/" but {baseUrl}api/ would be wrong.
+  .refine(
+    (u) => u.endsWith('/') && new URL(u).pathname.endsWith('/'),
+    'must end with "/" (the API is at {baseUrl}api/login/)',
+  )
   .refine((u) => new URL(u).search === '' && new URL(u).hash === '', 'must not have a query or fragment');
 
 export const configSchema = z

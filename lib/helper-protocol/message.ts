@@ -26,8 +26,7 @@ export interface HelperReply {
 }
 
 export type ParseOutcome =
-  | { ok: true; request: HelperRequest }
-  | { ok: false; channel: string | undefined; message: string };
+  { ok: true; request: HelperRequest } | { ok: false; channel: string | undefined; message: string };
 
 const CHANNEL = /^\d{1,9}$/;
 
@@ -62,13 +61,15 @@ const KEY = /^[A-Za-z0-9_-]+$/;
 export function formatReply(channel: string | undefined, reply: HelperReply): string {
   let line = channel === undefined ? reply.result : `${channel} ${reply.result}`;
   for (const [key, value] of reply.pairs ?? []) {
-    if (!KEY.test(key)) throw new TypeError(`helper reply key ${JSON.stringify(key)} is not a Squid key name`);
+    if (!KEY.test(key))
+      throw new TypeError(`helper reply key ${JSON.stringify(key)} is not a Squid key name`);
     line += ` ${key}=${escapeValue(value)}`;
   }
   return `${line}\n`;
 }
 
-export const ok = (pairs?: HelperReply['pairs']): HelperReply => (pairs ? { result: 'OK', pairs } : { result: 'OK' });
+export const ok = (pairs?: HelperReply['pairs']): HelperReply =>
+  pairs ? { result: 'OK', pairs } : { result: 'OK' };
 export const err = (message?: string): HelperReply =>
   message === undefined ? { result: 'ERR' } : { result: 'ERR', pairs: [['message', message]] };
 export const bh = (message: string): HelperReply => ({ result: 'BH', pairs: [['message', message]] });

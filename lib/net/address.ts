@@ -45,7 +45,7 @@ function compressIPv6(groups: number[]): string {
   // RFC 5952 §4.2: compress the longest run of two or more zero groups, the first one on a tie.
   let bestStart = -1;
   let bestLen = 0;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

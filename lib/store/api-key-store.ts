@@ -52,7 +52,9 @@ export class ApiKeyStore {
     this.#byKeyId = db.prepare('SELECT * FROM api_keys WHERE key_id = ?');
     this.#byName = db.prepare('SELECT * FROM api_keys WHERE name = ?');
     this.#list = db.prepare('SELECT * FROM api_keys ORDER BY created_at, name');
-    this.#revoke = db.prepare('UPDATE api_keys SET revoked_at = @now WHERE name = @name AND revoked_at IS NULL');
+    this.#revoke = db.prepare(
+      'UPDATE api_keys SET revoked_at = @now WHERE name = @name AND revoked_at IS NULL',
+    );
     this.#used = db.prepare('UPDATE api_keys SET last_used_at = @now WHERE key_id = @keyId');
   }
 
@@ -64,11 +66,16 @@ export class ApiKeyStore {
         `${showValue(name)} is not allowed: 1-64 characters, letters, digits, space, ". _ @ -", starting with a letter or digit`,
       );
     }
-    if (this.#byName.get(name) !== undefined) {
-      throw new DoormanError('CONFLICT', `name: an API key named ${showValue(name)} exists already`);
-    }
     const fresh = generateApiKey();
-    this.#insert.run({ name, keyId: fresh.keyId, hash: fresh.secretHash, now: this.#clock.now() });
+    try {
+      this.#insert.run({ name, keyId: fresh.keyId, hash: fresh.secretHash, now: this.#clock.now() });
+    } catch (error) {
+      // The UNIQUE constraint decides, so two processes creating the same name at once get the same answer.
+      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw new DoormanError('CONFLICT', `name: an API key named ${showValue(name)} exists already`);
+      }
+      throw error;
+    }
     return { key: fresh.key, info: toInfo(this.#byName.get(name) as Row) };
   }
 

@@ -18,9 +18,12 @@ export interface OpenOptions {
  * instead of SQLITE_BUSY errors, and the schema brought to the current version.
  */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
-  let db: Db;
+  let db: Db | undefined;
   try {
-    db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: (options.mustExist ?? false) || (options.readonly ?? false) });
+    db = new Database(path, {
+      readonly: options.readonly ?? false,
+      fileMustExist: (options.mustExist ?? false) || (options.readonly ?? false),
+    });
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     if (!options.readonly) {
       db.pragma('journal_mode = WAL');
@@ -29,9 +32,14 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     }
     db.pragma('foreign_keys = ON');
   } catch (error) {
-    throw new DoormanError('STORE_UNAVAILABLE', `cannot open session DB ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    db?.close();
+    throw new DoormanError(
+      'STORE_UNAVAILABLE',
+      `cannot open session DB ${path}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   try {
     migrate(db);
@@ -45,19 +53,23 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
 /** Bring the schema up to date. BEGIN IMMEDIATE: two processes starting together migrate once. */
 export function migrate(db: Db): void {
   const current = () => db.pragma('user_version', { simple: true }) as number;
-  if (current() === SCHEMA_VERSION) return;
+  const tooNew = (from: number) =>
+    new DoormanError(
+      'SCHEMA_TOO_NEW',
+      `session DB schema ${from} is newer than this Doorman (${SCHEMA_VERSION}): upgrade Doorman`,
+    );
+  const found = current();
+  if (found === SCHEMA_VERSION) return;
+  // Checked before the read-only case too: a read-only helper must not say "needs N" about a newer DB.
+  if (found > SCHEMA_VERSION) throw tooNew(found);
   if (db.readonly) {
-    throw new DoormanError('STORE_UNAVAILABLE', `session DB is at schema ${current()}, needs ${SCHEMA_VERSION}`);
+    throw new DoormanError('STORE_UNAVAILABLE', `session DB is at schema ${found}, needs ${SCHEMA_VERSION}`);
   }
   db.exec('BEGIN IMMEDIATE');
   try {
+    // Read again under the lock: another process may have migrated (or upgraded) it meanwhile.
     const from = current();
-    if (from > SCHEMA_VERSION) {
-      throw new DoormanError(
-        'SCHEMA_TOO_NEW',
-        `session DB schema ${from} is newer than this Doorman (${SCHEMA_VERSION}): upgrade Doorman`,
-      );
-    }
+    if (from > SCHEMA_VERSION) throw tooNew(from);
     for (let v = from; v < SCHEMA_VERSION; v++) db.exec(migrations[v] ?? '');
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
     db.exec('COMMIT');

@@ -16,7 +16,10 @@ export function lookupUser(name: string): Account {
   try {
     line = execFileSync('getent', ['passwd', name], { encoding: 'utf8' }).trim();
   } catch {
-    throw new DoormanError('PRIVILEGES', `serviceUser: no system user ${JSON.stringify(name)} (is Squid installed?)`);
+    throw new DoormanError(
+      'PRIVILEGES',
+      `serviceUser: no system user ${JSON.stringify(name)} (is Squid installed?)`,
+    );
   }
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };

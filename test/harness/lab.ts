@@ -17,7 +17,8 @@ const DOORMAN = join(ROOT, 'bin', 'doorman');
  * read this checkout) and the Debian packages that .ci/run installs. Fails loudly when they are missing.
  */
 export function requireSystem(): void {
-  if (process.getuid?.() !== 0) throw new Error('integration tests run as root (Squid and its helper user); see README');
+  if (process.getuid?.() !== 0)
+    throw new Error('integration tests run as root (Squid and its helper user); see README');
   for (const tool of ['squid', 'setpriv']) {
     try {
       execFileSync('sh', ['-c', `command -v ${tool}`]);
@@ -26,9 +27,18 @@ export function requireSystem(): void {
     }
   }
   try {
-    execFileSync('setpriv', ['--reuid=proxy', '--regid=proxy', '--clear-groups', 'test', '-r', join(ROOT, 'helpers', 'session-acl.ts')]);
+    execFileSync('setpriv', [
+      '--reuid=proxy',
+      '--regid=proxy',
+      '--clear-groups',
+      'test',
+      '-r',
+      join(ROOT, 'helpers', 'session-acl.ts'),
+    ]);
   } catch {
-    throw new Error(`user proxy cannot read ${ROOT}: Squid could not start the helpers (give the parent directories o+x)`);
+    throw new Error(
+      `user proxy cannot read ${ROOT}: Squid could not start the helpers (give the parent directories o+x)`,
+    );
   }
 }
 
@@ -73,7 +83,8 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   };
   writeFileSync(configFile, JSON.stringify(config, null, 2), { mode: 0o644 });
 
-  const cli = (...args: string[]) => execFile(DOORMAN, [...args, '--config', configFile], { encoding: 'utf8' });
+  const cli = (...args: string[]) =>
+    execFile(DOORMAN, [...args, '--config', configFile], { encoding: 'utf8' });
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch(() => {});
@@ -89,7 +100,16 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
 
     const squidDir = join(dir, 'squid');
     const conf = (
-      await cli('squid-conf', '--standalone', squidDir, '--port', `127.0.0.1:${squidPort}`, '--port', `[::1]:${squidPort}`, '--loopback-dns')
+      await cli(
+        'squid-conf',
+        '--standalone',
+        squidDir,
+        '--port',
+        `127.0.0.1:${squidPort}`,
+        '--port',
+        `[::1]:${squidPort}`,
+        '--loopback-dns',
+      )
     ).stdout.trim();
     await execFile('squid', ['-k', 'parse', '-f', conf]);
     const squid = start('squid', ['-N', '-f', conf]);
@@ -107,7 +127,8 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
       originUrl: `http://127.0.0.1:${originPort}/`,
       apiKey,
       cli,
-      accessLog: () => (existsSync(accessLogPath) ? readFileSync(accessLogPath, 'utf8').split('\n').filter(Boolean) : []),
+      accessLog: () =>
+        existsSync(accessLogPath) ? readFileSync(accessLogPath, 'utf8').split('\n').filter(Boolean) : [],
       stop,
     };
   } catch (error) {

@@ -12,10 +12,16 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /** Resolve once something accepts TCP connections on host:port; reject after timeoutMs. */
-export async function waitForPort(host: string, port: number, timeoutMs = 10_000, child?: ChildProcess): Promise<void> {
+export async function waitForPort(
+  host: string,
+  port: number,
+  timeoutMs = 10_000,
+  child?: ChildProcess,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child && child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before listening on ${port}`);
+    if (child && child.exitCode !== null)
+      throw new Error(`process exited with ${child.exitCode} before listening on ${port}`);
     const ok = await new Promise<boolean>((resolve) => {
       const socket = connect({ host, port }, () => {
         socket.destroy();

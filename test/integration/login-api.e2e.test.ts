@@ -15,10 +15,18 @@ afterAll(async () => {
 });
 
 const browse = (from: string, proxyHost = '127.0.0.1'): Promise<Response> =>
-  http(`${lab.originUrl}page?from=${encodeURIComponent(from)}`, { from, proxy: { host: proxyHost, port: lab.squidPort } });
+  http(`${lab.originUrl}page?from=${encodeURIComponent(from)}`, {
+    from,
+    proxy: { host: proxyHost, port: lab.squidPort },
+  });
 
 /** POST straight to Doorman, over IPv6 when the client address is IPv6. */
-function post(path: string, fields: Record<string, string>, from: string, extra: Record<string, string> = {}): Promise<Response> {
+function post(
+  path: string,
+  fields: Record<string, string>,
+  from: string,
+  extra: Record<string, string> = {},
+): Promise<Response> {
   const f = form(fields);
   const base = from.includes(':') ? `http://[::1]:${lab.doormanPort}/` : lab.doormanUrl;
   return http(`${base}${path}`, { method: 'POST', from, body: f.body, headers: { ...f.headers, ...extra } });
@@ -34,7 +42,10 @@ const logout = (from: string) => post('api/logout/', { api_key: lab.apiKey }, fr
  */
 async function loggedUser(from: string, count: number): Promise<string | undefined> {
   for (let i = 0; i < 40; i++) {
-    const lines = lab.accessLog().map((l) => l.split(/\s+/)).filter((f) => f[2] === from && f[6]?.includes('/page'));
+    const lines = lab
+      .accessLog()
+      .map((l) => l.split(/\s+/))
+      .filter((f) => f[2] === from && f[6]?.includes('/page'));
     if (lines.length >= count) return lines.at(-1)?.[7];
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -122,7 +133,13 @@ describe('login API through a real Squid', () => {
     const { stdout } = await lab.cli('api-key', 'create', '--name', 'short-lived');
     const key = stdout.trim();
     const f = form({ api_key: key, username: 'erin' });
-    const send = () => http(`${lab.doormanUrl}api/login/`, { method: 'POST', from: '127.0.0.6', body: f.body, headers: f.headers });
+    const send = () =>
+      http(`${lab.doormanUrl}api/login/`, {
+        method: 'POST',
+        from: '127.0.0.6',
+        body: f.body,
+        headers: f.headers,
+      });
     expect((await send()).status).toBe(200);
     await lab.cli('api-key', 'revoke', '--name', 'short-lived');
     expect((await send()).status).toBe(401);

@@ -3,9 +3,12 @@ import { normaliseIp, normaliseMac } from '../../../../lib/net/address.ts';
 
 describe('normaliseIp', () => {
   describe('IPv4', () => {
-    it.each(['10.0.0.5', '0.0.0.0', '255.255.255.255', '192.168.1.100'])('keeps dotted-quad %s as it is', (ip) => {
-      expect(normaliseIp(ip)).toBe(ip);
-    });
+    it.each(['10.0.0.5', '0.0.0.0', '255.255.255.255', '192.168.1.100'])(
+      'keeps dotted-quad %s as it is',
+      (ip) => {
+        expect(normaliseIp(ip)).toBe(ip);
+      },
+    );
 
     it.each([
       ['leading zero', '010.0.0.5'],
@@ -62,7 +65,11 @@ describe('normaliseIp', () => {
       ['first run on a tie, re-compressed', '2001:db8:0:1:0:0:0:0', '2001:db8:0:1::'],
       ['tie of two-group runs', '1:0:0:2:0:0:3:4', '1::2:0:0:3:4'],
       ['a single zero group is not compressed (§4.2.2)', '2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1'],
-      ['a needlessly compressed single zero group is expanded', '2001:db8::1:1:1:1:1', '2001:db8:0:1:1:1:1:1'],
+      [
+        'a needlessly compressed single zero group is expanded',
+        '2001:db8::1:1:1:1:1',
+        '2001:db8:0:1:1:1:1:1',
+      ],
       ['non-canonical compression moved to the longest run', '2001:db8::1:0:0:0:1', '2001:db8:0:1::1'],
       ['all zeros', '0:0:0:0:0:0:0:0', '::'],
       ['already ::', '::', '::'],
@@ -78,7 +85,12 @@ describe('normaliseIp', () => {
     });
 
     it('is idempotent on its own output', () => {
-      for (const input of ['2001:DB8:0:0:1:0:0:1', '::ffff:0a00:0005', '1:0:0:0:0:0:0:0', '0:0:0:0:1:0:0:0']) {
+      for (const input of [
+        '2001:DB8:0:0:1:0:0:1',
+        '::ffff:0a00:0005',
+        '1:0:0:0:0:0:0:0',
+        '0:0:0:0:1:0:0:0',
+      ]) {
         const once = normaliseIp(input);
         expect(once).toBeDefined();
         expect(normaliseIp(once as string)).toBe(once);

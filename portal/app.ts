@@ -1,0 +1,69 @@
+import { Router } from '@koa/router';
+import Koa from 'koa';
+import type { Clock } from '../lib/clock.ts';
+import type { Config } from '../lib/config/schema.ts';
+import type { ApiKeyStore } from '../lib/store/api-key-store.ts';
+import type { SessionStore } from '../lib/store/session-store.ts';
+import { login, LOGIN_PARAMS } from './api/login.ts';
+import { logout, LOGOUT_PARAMS } from './api/logout.ts';
+import { ApiError } from './errors.ts';
+import { allowMethods } from './middleware/allow-methods.ts';
+import { apiHeaders } from './middleware/api-headers.ts';
+import { requireApiKey } from './middleware/api-key.ts';
+import { clientIp } from './middleware/client-ip.ts';
+import { errorHandler } from './middleware/error-handler.ts';
+import { formBody } from './middleware/form-body.ts';
+import { KeyFailureLimiter, keyRateLimit } from './middleware/key-rate-limit.ts';
+import { mount } from './middleware/mount.ts';
+import { requestLog } from './middleware/request-log.ts';
+import { requireParams } from './middleware/require-params.ts';
+import type { PortalState } from './state.ts';
+
+export interface PortalDeps {
+  config: Config;
+  sessions: SessionStore;
+  apiKeys: ApiKeyStore;
+  clock: Clock;
+  /** One line per request and the details of every 500. Default: stderr. */
+  log?: (line: string) => void;
+}
+
+/**
+ * The web app. Each endpoint is a fixed list of steps, cheapest refusal first: method, client address, rate
+ * limit, body, parameters, API key, and only then the handler.
+ */
+export function createApp(deps: PortalDeps): Koa<PortalState> {
+  const { config, sessions, apiKeys, clock } = deps;
+  const log = deps.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const limiter = new KeyFailureLimiter(clock, {
+    maxFailures: config.api.maxKeyFailures,
+    windowSeconds: config.api.keyFailureWindowSeconds,
+  });
+  const guard = (params: readonly string[]) => [
+    allowMethods('POST'),
+    clientIp(config.trustedProxies),
+    keyRateLimit(limiter),
+    formBody({ maxBytes: config.api.maxBodyBytes, fields: params }),
+    requireParams(...params),
+    requireApiKey(apiKeys, limiter),
+  ];
+
+  // strict: both spellings are listed, and no other. Scripts POST with or without the trailing slash, and
+  // redirecting a POST to the canonical one would lose its body.
+  const router = new Router<PortalState>({ strict: true, sensitive: true });
+  router.all(['/api/login/', '/api/login'], ...guard(LOGIN_PARAMS), login(sessions));
+  router.all(['/api/logout/', '/api/logout'], ...guard(LOGOUT_PARAMS), logout(sessions));
+
+  const app = new Koa<PortalState>();
+  app.use(requestLog(log));
+  app.use(errorHandler(log));
+  app.use(apiHeaders);
+  app.use(mount(new URL(config.baseUrl).pathname, router.routes()));
+  app.use(() => {
+    throw new ApiError(
+      'not_found',
+      'no such endpoint; the API is {baseUrl}api/login/ and {baseUrl}api/logout/',
+    );
+  });
+  return app;
+}

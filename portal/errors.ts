@@ -1,0 +1,47 @@
+/**
+ * What the API answers when it refuses a request. `error` is the stable code scripts branch on; `field` names
+ * the form parameter at fault; `message` is for the human reading the script's output and never carries a
+ * secret. Statuses of 500 and above are never built from these: their details stay in the log.
+ */
+export const ApiErrorCodes = {
+  invalid_request: 400,
+  invalid_api_key: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  too_many_requests: 429,
+} as const;
+export type ApiErrorCode = keyof typeof ApiErrorCodes;
+
+export interface ApiErrorOptions {
+  field?: string;
+  headers?: Readonly<Record<string, string>>;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: ApiErrorCode;
+  readonly field: string | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ApiErrorCode, message: string, options: ApiErrorOptions = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ApiErrorCodes[code];
+    this.field = options.field;
+    this.headers = options.headers ?? {};
+  }
+
+  /** The response body: the same shape for every refusal. */
+  toJSON(): { ok: false; error: ApiErrorCode; field?: string; message: string } {
+    return this.field === undefined
+      ? { ok: false, error: this.code, message: this.message }
+      : { ok: false, error: this.code, field: this.field, message: this.message };
+  }
+}
+
+/** A missing, repeated or unacceptable form parameter. */
+export const invalidParam = (field: string, message: string): ApiError =>
+  new ApiError('invalid_request', `${field}: ${message}`, { field });

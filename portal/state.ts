@@ -1,0 +1,25 @@
+import type { ParameterizedContext } from 'koa';
+
+/** What the middleware of one request hand on to the next, in ctx.state. */
+export interface PortalState {
+  /** Set by clientIp: the normalised address the session is for. */
+  clientIp?: string;
+  /** Set by formBody: the endpoint's own parameters, each given once. Unknown parameters are not kept. */
+  params?: ReadonlyMap<string, string>;
+  /** Set by a handler on success, for the request log. */
+  username?: string;
+}
+
+type Ctx = ParameterizedContext<PortalState>;
+
+/** The client address; a route that asks before clientIp ran is wired wrongly (a 500, not a guess). */
+export function clientIpOf(ctx: Ctx): string {
+  if (ctx.state.clientIp === undefined) throw new Error('clientIp middleware has not run for this route');
+  return ctx.state.clientIp;
+}
+
+/** The parsed form; a route that asks before formBody ran is wired wrongly. */
+export function paramsOf(ctx: Ctx): ReadonlyMap<string, string> {
+  if (ctx.state.params === undefined) throw new Error('formBody middleware has not run for this route');
+  return ctx.state.params;
+}

@@ -1,0 +1,316 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG_PATH, dbPath, loadConfig, parseConfig } from '../../../../lib/config/load.ts';
+import type { Config } from '../../../../lib/config/schema.ts';
+import { DoormanError } from '../../../../lib/errors.ts';
+
+/** The documented defaults (README, "Configuration"), spelled out so a changed default fails here. */
+const DEFAULTS: Config = {
+  baseUrl: 'http://127.0.0.1:8180/',
+  listen: [{ host: '127.0.0.1', port: 8180 }],
+  trustedProxies: ['127.0.0.1', '::1'],
+  stateDir: '/var/lib/doorman',
+  dbFile: 'doorman.db',
+  serviceUser: 'proxy',
+  api: { maxBodyBytes: 4096, maxKeyFailures: 10, keyFailureWindowSeconds: 300 },
+  squid: { ttl: 5, negativeTtl: 0, concurrency: 100, childrenMax: 2 },
+  lastSeenFlushSeconds: 30,
+};
+
+function thrown(fn: () => unknown): DoormanError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof DoormanError) return error;
+    throw new Error(`expected a DoormanError, got ${String(error)}`, { cause: error });
+  }
+  throw new Error('expected a DoormanError, nothing was thrown');
+}
+
+/** The message parseConfig gives for a document from `source` with these problems. */
+const invalid = (source: string, ...lines: string[]) =>
+  `${source} is not a valid Doorman configuration:\n  ${lines.join('\n  ')}`;
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'doorman-config-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function writeConfig(text: string | Buffer, name = 'doorman.json'): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+describe('embedded defaults', () => {
+  it('an empty document gives every documented default', () => {
+    expect(parseConfig({}, 'test')).toEqual(DEFAULTS);
+  });
+
+  it('a file holding {} gives the same defaults and names the file', () => {
+    const path = writeConfig('{}');
+    expect(loadConfig(path)).toEqual({ config: DEFAULTS, path });
+  });
+
+  it('with no explicit path, an absent default file means the embedded defaults', () => {
+    // This machine has no /etc/doorman/doorman.json (the test asserts so rather than assuming it).
+    expect(existsSync(DEFAULT_CONFIG_PATH)).toBe(false);
+    expect(loadConfig()).toEqual({ config: DEFAULTS, path: undefined });
+  });
+
+  it('fills defaults inside a nested object that is present but partial', () => {
+    const config = parseConfig({ squid: { ttl: 60 }, api: {} }, 'test');
+    expect(config.squid).toEqual({ ttl: 60, negativeTtl: 0, concurrency: 100, childrenMax: 2 });
+    expect(config.api).toEqual(DEFAULTS.api);
+  });
+
+  it('keeps values that are given', () => {
+    const config = parseConfig(
+      {
+        baseUrl: 'https://doorman.example.org/id/',
+        listen: [{ host: '0.0.0.0', port: 443 }],
+        stateDir: '/srv/doorman',
+        dbFile: '/tmp/other.db',
+        serviceUser: 'squid',
+        lastSeenFlushSeconds: 5,
+      },
+      'test',
+    );
+    expect(config).toEqual({
+      ...DEFAULTS,
+      baseUrl: 'https://doorman.example.org/id/',
+      listen: [{ host: '0.0.0.0', port: 443 }],
+      stateDir: '/srv/doorman',
+      dbFile: '/tmp/other.db',
+      serviceUser: 'squid',
+      lastSeenFlushSeconds: 5,
+    });
+  });
+});
+
+describe('reading the file', () => {
+  it('an explicit path that does not exist is CONFIG_UNREADABLE, not the defaults', () => {
+    const path = join(dir, 'missing.json');
+    expect(thrown(() => loadConfig(path))).toMatchObject({
+      code: 'CONFIG_UNREADABLE',
+      message: `${path}: ENOENT: no such file or directory, open '${path}'`,
+    });
+  });
+
+  it('a directory is CONFIG_UNREADABLE', () => {
+    const path = join(dir, 'a-directory');
+    mkdirSync(path);
+    expect(thrown(() => loadConfig(path))).toMatchObject({
+      code: 'CONFIG_UNREADABLE',
+      message: `${path}: EISDIR: illegal operation on a directory, read`,
+    });
+  });
+
+  it('a file over 1 MiB is CONFIG_UNREADABLE', () => {
+    const path = writeConfig(`{}${' '.repeat(1024 * 1024 - 1)}`);
+    expect(thrown(() => loadConfig(path))).toMatchObject({
+      code: 'CONFIG_UNREADABLE',
+      message: `${path}: larger than 1048576 bytes`,
+    });
+  });
+
+  it('a file of exactly 1 MiB is read', () => {
+    const path = writeConfig(`{}${' '.repeat(1024 * 1024 - 2)}`);
+    expect(loadConfig(path)).toEqual({ config: DEFAULTS, path });
+  });
+
+  it('bad JSON is CONFIG_INVALID and says where', () => {
+    const path = writeConfig('{ "baseUrl": "http://x/", }');
+    const error = thrown(() => loadConfig(path));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toMatch(new RegExp(`^${escapeRegExp(path)}: not valid JSON: .*position 26`));
+  });
+
+  it('an empty file is CONFIG_INVALID (not the defaults)', () => {
+    const path = writeConfig('');
+    const error = thrown(() => loadConfig(path));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toMatch(new RegExp(`^${escapeRegExp(path)}: not valid JSON: `));
+  });
+
+  it('JSON that is not an object is CONFIG_INVALID at the top level', () => {
+    const path = writeConfig('[]');
+    expect(thrown(() => loadConfig(path))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid(path, '(top level): Invalid input: expected object, received array'),
+    });
+  });
+
+  it('a schema error names the file it came from', () => {
+    const path = writeConfig('{"squid": {"ttl": -1}}');
+    expect(thrown(() => loadConfig(path))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid(path, 'squid.ttl: Too small: expected number to be >=0'),
+    });
+  });
+});
+
+describe('validation', () => {
+  it('rejects an unknown top-level key (a typo is not "unset")', () => {
+    expect(thrown(() => parseConfig({ trustedProxy: ['10.0.0.1'] }, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid('test', '(top level): Unrecognized key: "trustedProxy"'),
+    });
+  });
+
+  it('rejects an unknown nested key, naming the object it is in', () => {
+    expect(thrown(() => parseConfig({ squid: { tll: 5 } }, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid('test', 'squid: Unrecognized key: "tll"'),
+    });
+  });
+
+  it('lists every bad field at once, each by its dotted path', () => {
+    const document = {
+      listen: [
+        { host: '127.0.0.1', port: 8180 },
+        { host: 'localhost', port: 0 },
+      ],
+      trustedProxies: ['127.0.0.1', '10.0.0.999', '::1', 'proxy.lan'],
+      stateDir: 'var/lib/doorman',
+      squid: { ttl: 1.5, concurrency: '100' },
+      serviceUser: 'Proxy',
+      surplus: true,
+    };
+    expect(thrown(() => parseConfig(document, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid(
+        'test',
+        'listen.1.host: "localhost" is not an IPv4 or IPv6 address',
+        'listen.1.port: Too small: expected number to be >=1',
+        'trustedProxies.1: "10.0.0.999" is not an IPv4 or IPv6 address',
+        'trustedProxies.3: "proxy.lan" is not an IPv4 or IPv6 address',
+        'stateDir: must be an absolute path',
+        'serviceUser: must be a system user name',
+        'squid.ttl: Invalid input: expected int, received number',
+        'squid.concurrency: Invalid input: expected number, received string',
+        '(top level): Unrecognized key: "surplus"',
+      ),
+    });
+  });
+
+  it('a wrong value is an error, never replaced by the default', () => {
+    expect(thrown(() => parseConfig({ stateDir: null }, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid('test', 'stateDir: Invalid input: expected string, received null'),
+    });
+    expect(thrown(() => parseConfig({ listen: [] }, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid('test', 'listen: Too small: expected array to have >=1 items'),
+    });
+    expect(thrown(() => parseConfig({ listen: [{ host: '::1' }] }, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid('test', 'listen.0.port: Invalid input: expected number, received undefined'),
+    });
+  });
+
+  it.each([
+    [{ api: { maxBodyBytes: 255 } }, 'api.maxBodyBytes: Too small: expected number to be >=256'],
+    [{ api: { maxBodyBytes: 65_537 } }, 'api.maxBodyBytes: Too big: expected number to be <=65536'],
+    [
+      { api: { keyFailureWindowSeconds: 0 } },
+      'api.keyFailureWindowSeconds: Too small: expected number to be >=1',
+    ],
+    [{ squid: { negativeTtl: 86_401 } }, 'squid.negativeTtl: Too big: expected number to be <=86400'],
+    [{ squid: { childrenMax: 65 } }, 'squid.childrenMax: Too big: expected number to be <=64'],
+    [{ listen: [{ host: '::1', port: 65_536 }] }, 'listen.0.port: Too big: expected number to be <=65535'],
+    [{ lastSeenFlushSeconds: 0 }, 'lastSeenFlushSeconds: Too small: expected number to be >=1'],
+    [{ dbFile: '' }, 'dbFile: Too small: expected string to have >=1 characters'],
+  ])('bounds: %j', (document, line) => {
+    expect(thrown(() => parseConfig(document, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid('test', line),
+    });
+  });
+
+  it('normalises trustedProxies and listen hosts to the spelling sessions are keyed by', () => {
+    const config = parseConfig(
+      {
+        trustedProxies: ['::ffff:10.0.0.5', '2001:DB8:0:0:0:0:0:1', '10.0.0.1', '0:0:0:0:0:0:0:1'],
+        listen: [{ host: '0:0:0:0:0:0:0:0', port: 8180 }],
+      },
+      'test',
+    );
+    expect(config.trustedProxies).toEqual(['10.0.0.5', '2001:db8::1', '10.0.0.1', '::1']);
+    expect(config.listen).toEqual([{ host: '::', port: 8180 }]);
+  });
+
+  it('rejects a trusted proxy with a zone id', () => {
+    expect(thrown(() => parseConfig({ trustedProxies: ['fe80::1%eth0'] }, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid('test', 'trustedProxies.0: "fe80::1%eth0" is not an IPv4 or IPv6 address'),
+    });
+  });
+});
+
+describe('baseUrl', () => {
+  it.each([
+    'http://127.0.0.1:8180/',
+    'https://doorman.example.org/',
+    'https://example.org/doorman/',
+    'http://[::1]:8180/',
+  ])('accepts %s', (baseUrl) => {
+    expect(parseConfig({ baseUrl }, 'test').baseUrl).toBe(baseUrl);
+  });
+
+  it.each([
+    // {baseUrl}api/login/ must be a URL under baseUrl: without the slash it would be http://hostapi/login/.
+    ['http://doorman.example.org', 'must end with "/" (the API is at {baseUrl}api/login/)'],
+    ['https://example.org/doorman', 'must end with "/" (the API is at {baseUrl}api/login/)'],
+    ['ftp://example.org/', 'must be an http:// or https:// URL'],
+    ['file:///etc/', 'must be an http:// or https:// URL'],
+    ['https://example.org/?next=/', 'must not have a query or fragment'],
+    ['https://example.org/#/', 'must not have a query or fragment'],
+  ])('rejects %s: %s', (baseUrl, reason) => {
+    expect(thrown(() => parseConfig({ baseUrl }, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid('test', `baseUrl: ${reason}`),
+    });
+  });
+
+  it('lists every baseUrl problem at once', () => {
+    expect(thrown(() => parseConfig({ baseUrl: 'ftp://example.org/x?y=1' }, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid(
+        'test',
+        'baseUrl: must be an http:// or https:// URL',
+        'baseUrl: must end with "/" (the API is at {baseUrl}api/login/)',
+        'baseUrl: must not have a query or fragment',
+      ),
+    });
+  });
+
+  it.each(['not a url', '', '/relative/', 'http://'])(
+    'rejects %j as CONFIG_INVALID, not a crash',
+    (baseUrl) => {
+      expect(thrown(() => parseConfig({ baseUrl }, 'test'))).toMatchObject({
+        code: 'CONFIG_INVALID',
+        message: invalid('test', 'baseUrl: Invalid URL'),
+      });
+    },
+  );
+});
+
+describe('dbPath', () => {
+  it('puts a relative dbFile in stateDir', () => {
+    expect(dbPath(parseConfig({ stateDir: '/srv/doorman' }, 'test'))).toBe('/srv/doorman/doorman.db');
+  });
+
+  it('keeps an absolute dbFile', () => {
+    expect(dbPath(parseConfig({ dbFile: '/tmp/sessions.db' }, 'test'))).toBe('/tmp/sessions.db');
+  });
+});
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

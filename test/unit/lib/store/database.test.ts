@@ -1,0 +1,272 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DoormanError } from '../../../../lib/errors.ts';
+import { migrate, openDatabase } from '../../../../lib/store/database.ts';
+import type { Db } from '../../../../lib/store/database.ts';
+import { SCHEMA_VERSION } from '../../../../lib/store/migrations.ts';
+
+const WORKER = join(import.meta.dirname, 'fixtures', 'db-worker.ts');
+
+function thrown(fn: () => unknown): DoormanError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof DoormanError) return error;
+    throw new Error(`expected a DoormanError, got ${String(error)}`, { cause: error });
+  }
+  throw new Error('expected a DoormanError, nothing was thrown');
+}
+
+let dir: string;
+let path: string;
+const open: Db[] = [];
+/** Every handle a test opens is closed after it, even when the test fails. */
+function track(db: Db): Db {
+  open.push(db);
+  return db;
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'doorman-db-'));
+  path = join(dir, 'doorman.db');
+});
+afterEach(() => {
+  for (const db of open.splice(0)) if (db.open) db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A plain better-sqlite3 handle, to look at the file without going through the code under test. */
+const raw = (file = path) => track(new Database(file));
+const userVersion = (db: Db) => db.pragma('user_version', { simple: true }) as number;
+const schemaObjects = (db: Db) =>
+  db
+    .prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+    .all() as { type: string; name: string }[];
+
+const CURRENT_OBJECTS = [
+  { type: 'index', name: 'sessions_expires_at' },
+  { type: 'table', name: 'api_keys' },
+  { type: 'table', name: 'sessions' },
+];
+
+describe('migration', () => {
+  it('SCHEMA_VERSION is 1 (the sessions and API keys schema)', () => {
+    expect(SCHEMA_VERSION).toBe(1);
+  });
+
+  it('brings an empty file from user_version 0 to SCHEMA_VERSION with every table', () => {
+    writeFileSync(path, '');
+    const before = raw();
+    expect(userVersion(before)).toBe(0);
+    expect(schemaObjects(before)).toEqual([]);
+    before.close();
+
+    const db = track(openDatabase(path));
+    expect(userVersion(db)).toBe(SCHEMA_VERSION);
+    expect(schemaObjects(db)).toEqual(CURRENT_OBJECTS);
+    expect(schemaObjects(raw())).toEqual(CURRENT_OBJECTS);
+  });
+
+  it('creates the file when it does not exist', () => {
+    expect(existsSync(path)).toBe(false);
+    const db = track(openDatabase(path));
+    expect(existsSync(path)).toBe(true);
+    expect(userVersion(db)).toBe(SCHEMA_VERSION);
+  });
+
+  it('the tables are STRICT and enforce their CHECK constraints', () => {
+    const db = track(openDatabase(path));
+    const insert = db.prepare(
+      'INSERT INTO sessions (key_kind, key, username, source, created_at, last_seen) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    expect(() => insert.run('ip', '10.0.0.1', 'alice', 'api', 'yesterday', 0)).toThrow(
+      'cannot store TEXT value in INTEGER column sessions.created_at',
+    );
+    expect(() => insert.run('host', '10.0.0.1', 'alice', 'api', 0, 0)).toThrow(/CHECK constraint failed/);
+    expect(() => insert.run('ip', '10.0.0.1', 'alice', 'ldap', 0, 0)).toThrow(/CHECK constraint failed/);
+    insert.run('ip', '10.0.0.1', 'alice', 'api', 0, 0);
+    expect(() => insert.run('ip', '10.0.0.1', 'bob', 'api', 0, 0)).toThrow(
+      'UNIQUE constraint failed: sessions.key_kind, sessions.key',
+    );
+  });
+
+  it('reopening an up-to-date DB is a no-op: data kept, no write lock needed', () => {
+    const first = track(openDatabase(path));
+    first
+      .prepare("INSERT INTO api_keys (name, key_id, secret_hash, created_at) VALUES ('n', 'k', x'00', 1)")
+      .run();
+    first.close();
+
+    // Another handle holds the write lock: a migration (BEGIN IMMEDIATE) could not start without waiting.
+    const holder = raw();
+    holder.exec('BEGIN IMMEDIATE');
+    const again = track(openDatabase(path, { busyTimeoutMs: 0 }));
+    expect(userVersion(again)).toBe(SCHEMA_VERSION);
+    expect(again.prepare('SELECT name, key_id FROM api_keys').all()).toEqual([{ name: 'n', key_id: 'k' }]);
+    migrate(again);
+    holder.exec('ROLLBACK');
+    expect(schemaObjects(again)).toEqual(CURRENT_OBJECTS);
+  });
+
+  it('a DB from a newer Doorman is SCHEMA_TOO_NEW and is left untouched', () => {
+    const newer = raw();
+    newer.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    newer.close();
+
+    expect(thrown(() => openDatabase(path))).toMatchObject({
+      code: 'SCHEMA_TOO_NEW',
+      message: `session DB schema ${SCHEMA_VERSION + 1} is newer than this Doorman (${SCHEMA_VERSION}): upgrade Doorman`,
+    });
+    const after = raw();
+    expect(userVersion(after)).toBe(SCHEMA_VERSION + 1);
+    expect(schemaObjects(after)).toEqual([]);
+  });
+
+  it('a read-only open of a DB from a newer Doorman is SCHEMA_TOO_NEW too', () => {
+    const newer = raw();
+    newer.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    newer.close();
+
+    expect(thrown(() => openDatabase(path, { readonly: true }))).toMatchObject({
+      code: 'SCHEMA_TOO_NEW',
+      message: `session DB schema ${SCHEMA_VERSION + 1} is newer than this Doorman (${SCHEMA_VERSION}): upgrade Doorman`,
+    });
+  });
+
+  it('a read-only open does not migrate an old DB: STORE_UNAVAILABLE', () => {
+    writeFileSync(path, '');
+    expect(thrown(() => openDatabase(path, { readonly: true }))).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: `session DB is at schema 0, needs ${SCHEMA_VERSION}`,
+    });
+    expect(userVersion(raw())).toBe(0);
+  });
+
+  it('two processes opening a fresh file at once migrate it once, without errors', async () => {
+    const results = await Promise.all(
+      [1, 2, 3, 4].map(
+        (n) =>
+          new Promise<{ status: number | null; stderr: string }>((resolve, reject) => {
+            const child = spawn(process.execPath, [WORKER, 'open', path, String(n)], {
+              stdio: ['ignore', 'ignore', 'pipe'],
+            });
+            let stderr = '';
+            child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+            child.on('error', reject);
+            child.on('close', (status) => resolve({ status, stderr }));
+          }),
+      ),
+    );
+    expect(results).toEqual(Array.from({ length: 4 }, () => ({ status: 0, stderr: '' })));
+    const db = raw();
+    expect(userVersion(db)).toBe(SCHEMA_VERSION);
+    expect(schemaObjects(db)).toEqual(CURRENT_OBJECTS);
+  });
+});
+
+describe('opening', () => {
+  it('turns on WAL, synchronous=NORMAL, foreign keys and a 5 s busy timeout', () => {
+    const db = track(openDatabase(path));
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(1);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    // WAL is a property of the file: a plain handle sees it too.
+    expect(raw().pragma('journal_mode', { simple: true })).toBe('wal');
+  });
+
+  it('takes the busy timeout from the options', () => {
+    expect(track(openDatabase(path, { busyTimeoutMs: 250 })).pragma('busy_timeout', { simple: true })).toBe(
+      250,
+    );
+  });
+
+  it('a read-only handle reads but cannot write', () => {
+    track(openDatabase(path)).close();
+    const db = track(openDatabase(path, { readonly: true }));
+    expect(db.readonly).toBe(true);
+    expect(db.prepare('SELECT count(*) AS n FROM sessions').get()).toEqual({ n: 0 });
+    expect(() => db.prepare('DELETE FROM sessions').run()).toThrow('attempt to write a readonly database');
+  });
+
+  it('read-only: a missing file is STORE_UNAVAILABLE, and is not created', () => {
+    expect(thrown(() => openDatabase(path, { readonly: true }))).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: `cannot open session DB ${path}: unable to open database file`,
+    });
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('mustExist: a missing file is STORE_UNAVAILABLE, and is not created', () => {
+    expect(thrown(() => openDatabase(path, { mustExist: true }))).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: `cannot open session DB ${path}: unable to open database file`,
+    });
+    expect(existsSync(path)).toBe(false);
+    track(openDatabase(path)).close();
+    expect(userVersion(track(openDatabase(path, { mustExist: true })))).toBe(SCHEMA_VERSION);
+  });
+
+  it('a directory that does not exist is STORE_UNAVAILABLE', () => {
+    const missing = join(dir, 'no-such-dir', 'doorman.db');
+    expect(thrown(() => openDatabase(missing))).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: `cannot open session DB ${missing}: Cannot open database because the directory does not exist`,
+    });
+  });
+
+  it('a file that is not a SQLite database is STORE_UNAVAILABLE', () => {
+    writeFileSync(
+      path,
+      'this is not a database, just some text that is long enough to fill a header. '.repeat(8),
+    );
+    expect(thrown(() => openDatabase(path))).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: `cannot open session DB ${path}: file is not a database`,
+    });
+  });
+});
+
+describe('two handles on one file', () => {
+  const insertKey = (db: Db, name: string) =>
+    db
+      .prepare("INSERT INTO api_keys (name, key_id, secret_hash, created_at) VALUES (?, ?, x'00', 1)")
+      .run(name, `id-${name}`);
+  const names = (db: Db) => db.prepare('SELECT name FROM api_keys ORDER BY name').pluck().all() as string[];
+
+  it("each sees the other's committed writes", () => {
+    const a = track(openDatabase(path));
+    const b = track(openDatabase(path));
+    insertKey(a, 'from-a');
+    expect(names(b)).toEqual(['from-a']);
+    insertKey(b, 'from-b');
+    expect(names(a)).toEqual(['from-a', 'from-b']);
+  });
+
+  it('an open read transaction does not block the writer, and keeps its snapshot', () => {
+    const reader = track(openDatabase(path));
+    const writer = track(openDatabase(path, { busyTimeoutMs: 0 }));
+    insertKey(writer, 'before');
+    reader.exec('BEGIN');
+    expect(names(reader)).toEqual(['before']);
+    insertKey(writer, 'during');
+    expect(names(reader)).toEqual(['before']);
+    reader.exec('COMMIT');
+    expect(names(reader)).toEqual(['before', 'during']);
+  });
+
+  it('uncommitted writes are not seen by the other handle', () => {
+    const a = track(openDatabase(path));
+    const b = track(openDatabase(path));
+    a.exec('BEGIN IMMEDIATE');
+    insertKey(a, 'pending');
+    expect(names(b)).toEqual([]);
+    a.exec('ROLLBACK');
+    expect(names(b)).toEqual([]);
+    expect(names(a)).toEqual([]);
+  });
+});

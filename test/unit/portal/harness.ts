@@ -1,0 +1,116 @@
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { ManualClock } from '../../../lib/clock.ts';
+import { configSchema, type ConfigInput } from '../../../lib/config/schema.ts';
+import { ApiKeyStore } from '../../../lib/store/api-key-store.ts';
+import { openDatabase, type Db } from '../../../lib/store/database.ts';
+import { SessionStore } from '../../../lib/store/session-store.ts';
+import { createApp } from '../../../portal/app.ts';
+import { startServer, type ListenAddress, type RunningServer } from '../../../portal/server.ts';
+
+/** A portal on a real socket, an in-memory DB, a clock that moves when told, and one live API key. */
+export interface Portal {
+  server: RunningServer;
+  db: Db;
+  clock: ManualClock;
+  sessions: SessionStore;
+  apiKeys: ApiKeyStore;
+  key: string;
+  logs: string[];
+  /** Send a request to the first (or given) listening address. */
+  send(options: SendOptions): Promise<Reply>;
+  /** POST a urlencoded form to `path` as client `from` (a loopback address). */
+  post(path: string, form: Record<string, string> | string, from?: string): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export interface SendOptions {
+  method?: string;
+  path: string;
+  headers?: Record<string, string | string[]>;
+  body?: string | Buffer;
+  /** Source address, so one test can be several clients. */
+  from?: string;
+  /** Which listening address to use; default the first. */
+  via?: number;
+}
+
+export interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  json: unknown;
+}
+
+export const FORM = 'application/x-www-form-urlencoded';
+
+export async function startPortal(
+  config: ConfigInput = {},
+  listen: ListenAddress[] = [{ host: '127.0.0.1', port: 0 }],
+): Promise<Portal> {
+  const db = openDatabase(':memory:');
+  const clock = new ManualClock();
+  const sessions = new SessionStore(db, clock);
+  const apiKeys = new ApiKeyStore(db, clock);
+  const { key } = apiKeys.create('tests');
+  const logs: string[] = [];
+  const app = createApp({
+    config: configSchema.parse(config),
+    sessions,
+    apiKeys,
+    clock,
+    log: (l) => logs.push(l),
+  });
+  const server = await startServer(app, listen);
+
+  const send = (options: SendOptions): Promise<Reply> => {
+    const target = server.addresses[options.via ?? 0];
+    if (target === undefined) throw new Error(`no listening address ${options.via}`);
+    return sendTo(target, options);
+  };
+  const post = (path: string, form: Record<string, string> | string, from?: string) =>
+    send({
+      method: 'POST',
+      path,
+      headers: { 'Content-Type': FORM },
+      body: typeof form === 'string' ? form : new URLSearchParams(form).toString(),
+      ...(from === undefined ? {} : { from }),
+    });
+  const close = async () => {
+    await server.close();
+    db.close();
+  };
+  return { server, db, clock, sessions, apiKeys, key, logs, send, post, close };
+}
+
+export function sendTo(target: ListenAddress, options: SendOptions): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: target.host,
+        port: target.port,
+        method: options.method ?? 'GET',
+        path: options.path,
+        headers: options.headers ?? {},
+        agent: false,
+        ...(options.from === undefined ? {} : { localAddress: options.from }),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
