@@ -107,6 +107,11 @@ describe('login API through a real Squid', () => {
     expect((await browse('127.0.0.9')).status).toBe(403);
     const { stdout } = await lab.cli('sessions', 'list');
     expect(stdout).not.toMatch(/^127\.0\.0\.1\t/m);
+    // an administrator ends it from the command line
+    expect((await lab.cli('sessions', 'end', '127.0.0.4')).stdout).toMatch(
+      /ended the session of carol on 127\.0\.0\.4/,
+    );
+    expect((await browse('127.0.0.4')).status).toBe(403);
   });
 
   it('ignores a forged X-Forwarded-For sent straight to Doorman from an untrusted address', async () => {

@@ -1,0 +1,12 @@
+import { DoormanError } from '../../lib/errors.ts';
+
+/** The DoormanError `fn` throws; fails the test if it throws something else or nothing. */
+export function thrown(fn: () => unknown): DoormanError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof DoormanError) return error;
+    throw new Error(`expected a DoormanError, got ${String(error)}`, { cause: error });
+  }
+  throw new Error('expected a DoormanError, nothing was thrown');
+}

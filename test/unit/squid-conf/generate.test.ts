@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../lib/config/load.ts';
+import { generateInclude, type Runtime } from '../../../squid-conf/generate.ts';
+import { generateStandalone } from '../../../squid-conf/standalone.ts';
+
+const runtime: Runtime = {
+  node: '/opt/doorman/node_modules/node/bin/node',
+  root: '/opt/doorman',
+  configFile: undefined,
+};
+const directives = (text: string) => text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+
+describe('generateInclude', () => {
+  it('starts the session helper with absolute paths, concurrency and the configured TTLs', () => {
+    const text = generateInclude(
+      parseConfig({ squid: { ttl: 7, negativeTtl: 2, concurrency: 50, childrenMax: 3 } }, 't'),
+      runtime,
+    );
+    const helper = directives(text).find((l) => l.startsWith('external_acl_type '));
+    expect(helper).toBe(
+      'external_acl_type doorman_session ttl=7 negative_ttl=2 concurrency=50 children-max=3 children-startup=1 ' +
+        'children-idle=1 %SRC %>eui /opt/doorman/node_modules/node/bin/node /opt/doorman/helpers/session-acl.ts',
+    );
+  });
+
+  it('passes the config file to the helper when there is one', () => {
+    const text = generateInclude(parseConfig({}, 't'), {
+      ...runtime,
+      configFile: '/etc/doorman/doorman.json',
+    });
+    expect(text).toMatch(/helpers\/session-acl\.ts --config \/etc\/doorman\/doorman\.json$/m);
+  });
+
+  it('lets everyone reach Doorman, then identified clients, and turns on X-Forwarded-For', () => {
+    const lines = directives(generateInclude(parseConfig({}, 't'), runtime));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'acl doorman_identified external doorman_session',
+        'acl doorman_site dst 127.0.0.1',
+        'acl doorman_site_port port 8180',
+        'http_access allow doorman_site doorman_site_port',
+        'http_access allow doorman_identified',
+        'forwarded_for on',
+      ]),
+    );
+    // Doorman's own address must be allowed before identification is required.
+    expect(lines.indexOf('http_access allow doorman_site doorman_site_port')).toBeLessThan(
+      lines.indexOf('http_access allow doorman_identified'),
+    );
+    expect(lines.some((l) => l.startsWith('http_access deny'))).toBe(false);
+  });
+
+  it('uses dstdomain for a host name, the scheme default port, and unbracketed IPv6', () => {
+    expect(generateInclude(parseConfig({ baseUrl: 'https://doorman.example.lan/x/' }, 't'), runtime)).toMatch(
+      /^acl doorman_site dstdomain doorman\.example\.lan\nacl doorman_site_port port 443$/m,
+    );
+    expect(generateInclude(parseConfig({ baseUrl: 'http://[::1]:81/' }, 't'), runtime)).toMatch(
+      /^acl doorman_site dst ::1\nacl doorman_site_port port 81$/m,
+    );
+  });
+
+  it('defines the doorman log format with the user, and an access_log only when asked', () => {
+    const plain = generateInclude(parseConfig({}, 't'), runtime);
+    expect(plain).toMatch(/^logformat doorman .* %\[un /m);
+    expect(plain).not.toMatch(/^access_log/m);
+    expect(
+      generateInclude(parseConfig({}, 't'), runtime, { accessLog: '/var/log/squid/doorman.log' }),
+    ).toMatch(/^access_log stdio:\/var\/log\/squid\/doorman\.log doorman$/m);
+  });
+
+  it('refuses paths squid.conf cannot hold', () => {
+    expect(() => generateInclude(parseConfig({}, 't'), { ...runtime, root: '/opt/my doorman' })).toThrow(
+      /helper path "\/opt\/my doorman\/helpers\/session-acl.ts" cannot be written in squid.conf/,
+    );
+  });
+});
+
+describe('generateStandalone', () => {
+  it('includes the Doorman file and denies everything else after it', () => {
+    const lines = directives(
+      generateStandalone({
+        dir: '/run/x',
+        httpPorts: ['127.0.0.1:3130', '[::1]:3130'],
+        include: '/run/x/doorman.conf',
+        loopbackDns: true,
+      }),
+    );
+    expect(lines.slice(0, 2)).toEqual(['http_port 127.0.0.1:3130', 'http_port [::1]:3130']);
+    expect(lines).toContain('dns_nameservers 127.0.0.1');
+    expect(lines.indexOf('include /run/x/doorman.conf')).toBeLessThan(lines.indexOf('http_access deny all'));
+    expect(lines.at(-1)).toBe('http_access deny all');
+  });
+
+  it('leaves DNS alone unless asked', () => {
+    const text = generateStandalone({
+      dir: '/run/x',
+      httpPorts: ['127.0.0.1:3130'],
+      include: '/run/x/d.conf',
+    });
+    expect(text).not.toMatch(/dns_nameservers/);
+  });
+});
