@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG_PATH, dbPath, loadConfig, parseConfig } from '../../../../lib/config/load.ts';
 import type { Config } from '../../../../lib/config/schema.ts';
-import { DoormanError } from '../../../../lib/errors.ts';
+import { useTempDir } from '../../../support/temp-dir.ts';
+import { thrown } from '../../../support/thrown.ts';
 
 /** The documented defaults (README, "Configuration"), spelled out so a changed default fails here. */
 const DEFAULTS: Config = {
@@ -19,33 +19,13 @@ const DEFAULTS: Config = {
   lastSeenFlushSeconds: 30,
 };
 
-function thrown(fn: () => unknown): DoormanError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DoormanError) return error;
-    throw new Error(`expected a DoormanError, got ${String(error)}`, { cause: error });
-  }
-  throw new Error('expected a DoormanError, nothing was thrown');
-}
-
 /** The message parseConfig gives for a document from `source` with these problems. */
 const invalid = (source: string, ...lines: string[]) =>
   `${source} is not a valid Doorman configuration:\n  ${lines.join('\n  ')}`;
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'doorman-config-'));
-});
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function writeConfig(text: string | Buffer, name = 'doorman.json'): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
+const tmp = useTempDir('doorman-config-');
+/** Write `text` as the config file doorman.json in the test's directory; returns its path. */
+const writeConfig = (text: string | Buffer) => tmp.write('doorman.json', text);
 
 describe('embedded defaults', () => {
   it('an empty document gives every documented default', () => {
@@ -95,7 +75,7 @@ describe('embedded defaults', () => {
 
 describe('reading the file', () => {
   it('an explicit path that does not exist is CONFIG_UNREADABLE, not the defaults', () => {
-    const path = join(dir, 'missing.json');
+    const path = join(tmp.dir, 'missing.json');
     expect(thrown(() => loadConfig(path))).toMatchObject({
       code: 'CONFIG_UNREADABLE',
       message: `${path}: ENOENT: no such file or directory, open '${path}'`,
@@ -103,7 +83,7 @@ describe('reading the file', () => {
   });
 
   it('a directory is CONFIG_UNREADABLE', () => {
-    const path = join(dir, 'a-directory');
+    const path = join(tmp.dir, 'a-directory');
     mkdirSync(path);
     expect(thrown(() => loadConfig(path))).toMatchObject({
       code: 'CONFIG_UNREADABLE',

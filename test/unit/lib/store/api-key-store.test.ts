@@ -1,26 +1,14 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../lib/clock.ts';
-import { DoormanError, InvalidInputError } from '../../../../lib/errors.ts';
+import { InvalidInputError } from '../../../../lib/errors.ts';
 import { ApiKeyStore } from '../../../../lib/store/api-key-store.ts';
-import { openDatabase } from '../../../../lib/store/database.ts';
-import type { Db } from '../../../../lib/store/database.ts';
+import { useTempDb } from '../../../support/temp-db.ts';
+import { thrown } from '../../../support/thrown.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const KEY_FORMAT = /^dm\.([A-Za-z0-9_-]{12})\.([A-Za-z0-9_-]{43})$/;
-
-function thrown(fn: () => unknown): DoormanError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DoormanError) return error;
-    throw new Error(`expected a DoormanError, got ${String(error)}`, { cause: error });
-  }
-  throw new Error('expected a DoormanError, nothing was thrown');
-}
 
 /** The three parts of a key create() returned; fails the test if it does not have the documented shape. */
 function partsOf(key: string): { keyId: string; secret: string } {
@@ -29,30 +17,15 @@ function partsOf(key: string): { keyId: string; secret: string } {
   return { keyId: m[1] as string, secret: m[2] as string };
 }
 
-let dir: string;
-let path: string;
+const tmp = useTempDb('doorman-keys-');
 let clock: ManualClock;
-const handles: Db[] = [];
-
-function connect(): Db {
-  const db = openDatabase(path);
-  handles.push(db);
-  return db;
-}
-
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'doorman-keys-'));
-  path = join(dir, 'doorman.db');
   clock = new ManualClock(T0);
-});
-afterEach(() => {
-  for (const db of handles.splice(0)) if (db.open) db.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('create', () => {
   it('returns the key once, with its public info', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const { key, info } = store.create('squid-proxy');
     const { keyId } = partsOf(key);
     expect(info).toEqual({
@@ -65,7 +38,7 @@ describe('create', () => {
   });
 
   it('nothing returned afterwards carries the key or its secret', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const { key } = store.create('squid-proxy');
     const { secret } = partsOf(key);
     const later = JSON.stringify([store.list(), store.revoke('squid-proxy')]);
@@ -74,7 +47,7 @@ describe('create', () => {
   });
 
   it('stores only the SHA-256 of the secret: the raw row holds no trace of it', () => {
-    const db = connect();
+    const db = tmp.connect();
     const store = new ApiKeyStore(db, clock);
     const { key } = store.create('portal');
     const { keyId, secret } = partsOf(key);
@@ -103,11 +76,11 @@ describe('create', () => {
   });
 
   it('the secret is nowhere in the DB files on disk', () => {
-    const db = connect();
+    const db = tmp.connect();
     const { key } = new ApiKeyStore(db, clock).create('portal');
     const { secret } = partsOf(key);
-    const files = [path, `${path}-wal`].filter((f) => existsSync(f));
-    expect(files).toContain(path);
+    const files = [tmp.path, `${tmp.path}-wal`].filter((f) => existsSync(f));
+    expect(files).toContain(tmp.path);
     for (const file of files) {
       const bytes = readFileSync(file);
       expect(bytes.includes(secret), file).toBe(false);
@@ -116,7 +89,7 @@ describe('create', () => {
   });
 
   it('gives every key a different id and secret', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const keys = ['a', 'b', 'c', 'd'].map((name) => partsOf(store.create(name).key));
     expect(new Set(keys.map((k) => k.keyId)).size).toBe(4);
     expect(new Set(keys.map((k) => k.secret)).size).toBe(4);
@@ -125,7 +98,7 @@ describe('create', () => {
   it.each(['a', '7', 'Squid proxy 1', 'svc.portal_2@example-org', 'x'.repeat(64)])(
     'accepts the name %j',
     (name) => {
-      const store = new ApiKeyStore(connect(), clock);
+      const store = new ApiKeyStore(tmp.connect(), clock);
       expect(store.create(name).info.name).toBe(name);
     },
   );
@@ -143,7 +116,7 @@ describe('create', () => {
     ['tab', 'proxy\t1'],
     ['non-ASCII letter', 'prøxy'],
   ])('rejects the name: %s (INVALID_INPUT naming the field)', (_what, name) => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const error = thrown(() => store.create(name));
     expect(error).toBeInstanceOf(InvalidInputError);
     expect(error).toMatchObject({
@@ -155,7 +128,7 @@ describe('create', () => {
   });
 
   it('a duplicate name is CONFLICT, and the first key still works', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const { key } = store.create('portal');
     expect(thrown(() => store.create('portal'))).toMatchObject({
       code: 'CONFLICT',
@@ -166,7 +139,7 @@ describe('create', () => {
   });
 
   it('a revoked name stays taken (CONFLICT)', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     store.create('portal');
     store.revoke('portal');
     expect(thrown(() => store.create('portal'))).toMatchObject({
@@ -176,7 +149,7 @@ describe('create', () => {
   });
 
   it('names are case-sensitive', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     store.create('portal');
     expect(store.create('Portal').info.name).toBe('Portal');
   });
@@ -184,7 +157,7 @@ describe('create', () => {
 
 describe('verify', () => {
   it('accepts the key create() returned and records when it was used', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const { key } = store.create('portal');
     clock.advance(5000);
     expect(store.verify(key)).toBe(true);
@@ -195,7 +168,7 @@ describe('verify', () => {
   });
 
   it('refuses a wrong secret for a known key id, without touching lastUsedAt', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const { key } = store.create('portal');
     const { keyId, secret } = partsOf(key);
     const wrong = `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
@@ -205,7 +178,7 @@ describe('verify', () => {
   });
 
   it("refuses one key's secret under another key's id", () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const a = partsOf(store.create('a').key);
     const b = partsOf(store.create('b').key);
     expect(store.verify(`dm.${a.keyId}.${b.secret}`)).toBe(false);
@@ -214,7 +187,7 @@ describe('verify', () => {
   });
 
   it('refuses an unknown key id', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const { key } = store.create('portal');
     const { keyId, secret } = partsOf(key);
     const otherId = `${keyId.slice(0, -1)}${keyId.endsWith('A') ? 'B' : 'A'}`;
@@ -223,7 +196,7 @@ describe('verify', () => {
   });
 
   it('refuses when there are no keys at all', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     expect(store.verify(`dm.${'A'.repeat(12)}.${'b'.repeat(43)}`)).toBe(false);
   });
 
@@ -236,22 +209,22 @@ describe('verify', () => {
     ['truncated', (key: string) => key.slice(0, -1)],
     ['extended', (key: string) => `${key}A`],
   ])('refuses a malformed key: %s', (_what, mangle) => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const { key } = store.create('portal');
     expect(store.verify(mangle(key))).toBe(false);
     expect(store.list()[0]?.lastUsedAt).toBeUndefined();
   });
 
   it('accepts a key created through another handle on the same file', () => {
-    const { key } = new ApiKeyStore(connect(), clock).create('portal');
-    expect(new ApiKeyStore(connect(), clock).verify(key)).toBe(true);
+    const { key } = new ApiKeyStore(tmp.connect(), clock).create('portal');
+    expect(new ApiKeyStore(tmp.connect(), clock).verify(key)).toBe(true);
   });
 });
 
 describe('revoke', () => {
   it('takes effect at once, in this handle and in another', () => {
-    const admin = new ApiKeyStore(connect(), clock);
-    const api = new ApiKeyStore(connect(), clock);
+    const admin = new ApiKeyStore(tmp.connect(), clock);
+    const api = new ApiKeyStore(tmp.connect(), clock);
     const { key } = admin.create('portal');
     expect(api.verify(key)).toBe(true);
     clock.advance(1000);
@@ -262,7 +235,7 @@ describe('revoke', () => {
   });
 
   it('a refused revoked key does not update lastUsedAt', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const { key } = store.create('portal');
     store.revoke('portal');
     clock.advance(1000);
@@ -271,7 +244,7 @@ describe('revoke', () => {
   });
 
   it('revokes only the named key', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     const a = store.create('a').key;
     const b = store.create('b').key;
     store.revoke('a');
@@ -280,7 +253,7 @@ describe('revoke', () => {
   });
 
   it('revoking twice keeps the first revocation time', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     store.create('portal');
     store.revoke('portal');
     clock.advance(60_000);
@@ -288,7 +261,7 @@ describe('revoke', () => {
   });
 
   it('an unknown name is NOT_FOUND', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     store.create('portal');
     expect(thrown(() => store.revoke('Portal'))).toMatchObject({
       code: 'NOT_FOUND',
@@ -300,7 +273,7 @@ describe('revoke', () => {
 
 describe('list', () => {
   it('lists keys by creation time, then name, revoked ones included', () => {
-    const store = new ApiKeyStore(connect(), clock);
+    const store = new ApiKeyStore(tmp.connect(), clock);
     store.create('zeta');
     store.create('alpha');
     clock.advance(1);

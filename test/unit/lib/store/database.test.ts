@@ -1,46 +1,20 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DoormanError } from '../../../../lib/errors.ts';
+import { describe, expect, it } from 'vitest';
 import { migrate, openDatabase } from '../../../../lib/store/database.ts';
 import type { Db } from '../../../../lib/store/database.ts';
 import { SCHEMA_VERSION } from '../../../../lib/store/migrations.ts';
+import { useTempDb } from '../../../support/temp-db.ts';
+import { thrown } from '../../../support/thrown.ts';
 
 const WORKER = join(import.meta.dirname, 'fixtures', 'db-worker.ts');
 
-function thrown(fn: () => unknown): DoormanError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DoormanError) return error;
-    throw new Error(`expected a DoormanError, got ${String(error)}`, { cause: error });
-  }
-  throw new Error('expected a DoormanError, nothing was thrown');
-}
-
-let dir: string;
-let path: string;
-const open: Db[] = [];
-/** Every handle a test opens is closed after it, even when the test fails. */
-function track(db: Db): Db {
-  open.push(db);
-  return db;
-}
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'doorman-db-'));
-  path = join(dir, 'doorman.db');
-});
-afterEach(() => {
-  for (const db of open.splice(0)) if (db.open) db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const tmp = useTempDb('doorman-db-');
 
 /** A plain better-sqlite3 handle, to look at the file without going through the code under test. */
-const raw = (file = path) => track(new Database(file));
+const raw = (file = tmp.path) => tmp.track(new Database(file));
 const userVersion = (db: Db) => db.pragma('user_version', { simple: true }) as number;
 const schemaObjects = (db: Db) =>
   db
@@ -59,27 +33,27 @@ describe('migration', () => {
   });
 
   it('brings an empty file from user_version 0 to SCHEMA_VERSION with every table', () => {
-    writeFileSync(path, '');
+    writeFileSync(tmp.path, '');
     const before = raw();
     expect(userVersion(before)).toBe(0);
     expect(schemaObjects(before)).toEqual([]);
     before.close();
 
-    const db = track(openDatabase(path));
+    const db = tmp.connect();
     expect(userVersion(db)).toBe(SCHEMA_VERSION);
     expect(schemaObjects(db)).toEqual(CURRENT_OBJECTS);
     expect(schemaObjects(raw())).toEqual(CURRENT_OBJECTS);
   });
 
   it('creates the file when it does not exist', () => {
-    expect(existsSync(path)).toBe(false);
-    const db = track(openDatabase(path));
-    expect(existsSync(path)).toBe(true);
+    expect(existsSync(tmp.path)).toBe(false);
+    const db = tmp.connect();
+    expect(existsSync(tmp.path)).toBe(true);
     expect(userVersion(db)).toBe(SCHEMA_VERSION);
   });
 
   it('the tables are STRICT and enforce their CHECK constraints', () => {
-    const db = track(openDatabase(path));
+    const db = tmp.connect();
     const insert = db.prepare(
       'INSERT INTO sessions (key_kind, key, username, source, created_at, last_seen) VALUES (?, ?, ?, ?, ?, ?)',
     );
@@ -95,7 +69,7 @@ describe('migration', () => {
   });
 
   it('reopening an up-to-date DB is a no-op: data kept, no write lock needed', () => {
-    const first = track(openDatabase(path));
+    const first = tmp.connect();
     first
       .prepare("INSERT INTO api_keys (name, key_id, secret_hash, created_at) VALUES ('n', 'k', x'00', 1)")
       .run();
@@ -104,7 +78,7 @@ describe('migration', () => {
     // Another handle holds the write lock: a migration (BEGIN IMMEDIATE) could not start without waiting.
     const holder = raw();
     holder.exec('BEGIN IMMEDIATE');
-    const again = track(openDatabase(path, { busyTimeoutMs: 0 }));
+    const again = tmp.connect({ busyTimeoutMs: 0 });
     expect(userVersion(again)).toBe(SCHEMA_VERSION);
     expect(again.prepare('SELECT name, key_id FROM api_keys').all()).toEqual([{ name: 'n', key_id: 'k' }]);
     migrate(again);
@@ -117,7 +91,7 @@ describe('migration', () => {
     newer.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     newer.close();
 
-    expect(thrown(() => openDatabase(path))).toMatchObject({
+    expect(thrown(() => openDatabase(tmp.path))).toMatchObject({
       code: 'SCHEMA_TOO_NEW',
       message: `session DB schema ${SCHEMA_VERSION + 1} is newer than this Doorman (${SCHEMA_VERSION}): upgrade Doorman`,
     });
@@ -131,15 +105,15 @@ describe('migration', () => {
     newer.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     newer.close();
 
-    expect(thrown(() => openDatabase(path, { readonly: true }))).toMatchObject({
+    expect(thrown(() => openDatabase(tmp.path, { readonly: true }))).toMatchObject({
       code: 'SCHEMA_TOO_NEW',
       message: `session DB schema ${SCHEMA_VERSION + 1} is newer than this Doorman (${SCHEMA_VERSION}): upgrade Doorman`,
     });
   });
 
   it('a read-only open does not migrate an old DB: STORE_UNAVAILABLE', () => {
-    writeFileSync(path, '');
-    expect(thrown(() => openDatabase(path, { readonly: true }))).toMatchObject({
+    writeFileSync(tmp.path, '');
+    expect(thrown(() => openDatabase(tmp.path, { readonly: true }))).toMatchObject({
       code: 'STORE_UNAVAILABLE',
       message: `session DB is at schema 0, needs ${SCHEMA_VERSION}`,
     });
@@ -151,7 +125,7 @@ describe('migration', () => {
       [1, 2, 3, 4].map(
         (n) =>
           new Promise<{ status: number | null; stderr: string }>((resolve, reject) => {
-            const child = spawn(process.execPath, [WORKER, 'open', path, String(n)], {
+            const child = spawn(process.execPath, [WORKER, 'open', tmp.path, String(n)], {
               stdio: ['ignore', 'ignore', 'pipe'],
             });
             let stderr = '';
@@ -170,7 +144,7 @@ describe('migration', () => {
 
 describe('opening', () => {
   it('turns on WAL, synchronous=NORMAL, foreign keys and a 5 s busy timeout', () => {
-    const db = track(openDatabase(path));
+    const db = tmp.connect();
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(1);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
@@ -180,39 +154,37 @@ describe('opening', () => {
   });
 
   it('takes the busy timeout from the options', () => {
-    expect(track(openDatabase(path, { busyTimeoutMs: 250 })).pragma('busy_timeout', { simple: true })).toBe(
-      250,
-    );
+    expect(tmp.connect({ busyTimeoutMs: 250 }).pragma('busy_timeout', { simple: true })).toBe(250);
   });
 
   it('a read-only handle reads but cannot write', () => {
-    track(openDatabase(path)).close();
-    const db = track(openDatabase(path, { readonly: true }));
+    tmp.connect().close();
+    const db = tmp.connect({ readonly: true });
     expect(db.readonly).toBe(true);
     expect(db.prepare('SELECT count(*) AS n FROM sessions').get()).toEqual({ n: 0 });
     expect(() => db.prepare('DELETE FROM sessions').run()).toThrow('attempt to write a readonly database');
   });
 
   it('read-only: a missing file is STORE_UNAVAILABLE, and is not created', () => {
-    expect(thrown(() => openDatabase(path, { readonly: true }))).toMatchObject({
+    expect(thrown(() => openDatabase(tmp.path, { readonly: true }))).toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: `cannot open session DB ${path}: unable to open database file`,
+      message: `cannot open session DB ${tmp.path}: unable to open database file`,
     });
-    expect(existsSync(path)).toBe(false);
+    expect(existsSync(tmp.path)).toBe(false);
   });
 
   it('mustExist: a missing file is STORE_UNAVAILABLE, and is not created', () => {
-    expect(thrown(() => openDatabase(path, { mustExist: true }))).toMatchObject({
+    expect(thrown(() => openDatabase(tmp.path, { mustExist: true }))).toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: `cannot open session DB ${path}: unable to open database file`,
+      message: `cannot open session DB ${tmp.path}: unable to open database file`,
     });
-    expect(existsSync(path)).toBe(false);
-    track(openDatabase(path)).close();
-    expect(userVersion(track(openDatabase(path, { mustExist: true })))).toBe(SCHEMA_VERSION);
+    expect(existsSync(tmp.path)).toBe(false);
+    tmp.connect().close();
+    expect(userVersion(tmp.connect({ mustExist: true }))).toBe(SCHEMA_VERSION);
   });
 
   it('a directory that does not exist is STORE_UNAVAILABLE', () => {
-    const missing = join(dir, 'no-such-dir', 'doorman.db');
+    const missing = join(tmp.dir, 'no-such-dir', 'doorman.db');
     expect(thrown(() => openDatabase(missing))).toMatchObject({
       code: 'STORE_UNAVAILABLE',
       message: `cannot open session DB ${missing}: Cannot open database because the directory does not exist`,
@@ -221,12 +193,12 @@ describe('opening', () => {
 
   it('a file that is not a SQLite database is STORE_UNAVAILABLE', () => {
     writeFileSync(
-      path,
+      tmp.path,
       'this is not a database, just some text that is long enough to fill a header. '.repeat(8),
     );
-    expect(thrown(() => openDatabase(path))).toMatchObject({
+    expect(thrown(() => openDatabase(tmp.path))).toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: `cannot open session DB ${path}: file is not a database`,
+      message: `cannot open session DB ${tmp.path}: file is not a database`,
     });
   });
 });
@@ -239,8 +211,8 @@ describe('two handles on one file', () => {
   const names = (db: Db) => db.prepare('SELECT name FROM api_keys ORDER BY name').pluck().all() as string[];
 
   it("each sees the other's committed writes", () => {
-    const a = track(openDatabase(path));
-    const b = track(openDatabase(path));
+    const a = tmp.connect();
+    const b = tmp.connect();
     insertKey(a, 'from-a');
     expect(names(b)).toEqual(['from-a']);
     insertKey(b, 'from-b');
@@ -248,8 +220,8 @@ describe('two handles on one file', () => {
   });
 
   it('an open read transaction does not block the writer, and keeps its snapshot', () => {
-    const reader = track(openDatabase(path));
-    const writer = track(openDatabase(path, { busyTimeoutMs: 0 }));
+    const reader = tmp.connect();
+    const writer = tmp.connect({ busyTimeoutMs: 0 });
     insertKey(writer, 'before');
     reader.exec('BEGIN');
     expect(names(reader)).toEqual(['before']);
@@ -260,8 +232,8 @@ describe('two handles on one file', () => {
   });
 
   it('uncommitted writes are not seen by the other handle', () => {
-    const a = track(openDatabase(path));
-    const b = track(openDatabase(path));
+    const a = tmp.connect();
+    const b = tmp.connect();
     a.exec('BEGIN IMMEDIATE');
     insertKey(a, 'pending');
     expect(names(b)).toEqual([]);

@@ -1,14 +1,12 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../lib/clock.ts';
-import { openDatabase } from '../../../../lib/store/database.ts';
 import type { Db } from '../../../../lib/store/database.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
 import type { SessionKey } from '../../../../lib/store/session-store.ts';
+import { useTempDb } from '../../../support/temp-db.ts';
 
 const WORKER = join(import.meta.dirname, 'fixtures', 'db-worker.ts');
 const T0 = Date.UTC(2026, 0, 1);
@@ -16,33 +14,17 @@ const T0 = Date.UTC(2026, 0, 1);
 const ip = (value: string): SessionKey => ({ kind: 'ip', value });
 const mac = (value: string): SessionKey => ({ kind: 'mac', value });
 
-let dir: string;
-let path: string;
+const tmp = useTempDb('doorman-sessions-');
 let clock: ManualClock;
-const handles: Db[] = [];
-
-/** A new connection to the test's DB file, closed after the test. */
-function connect(): Db {
-  const db = openDatabase(path);
-  handles.push(db);
-  return db;
-}
-
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'doorman-sessions-'));
-  path = join(dir, 'doorman.db');
   clock = new ManualClock(T0);
-});
-afterEach(() => {
-  for (const db of handles.splice(0)) if (db.open) db.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const rowCount = (db: Db) => db.prepare('SELECT count(*) FROM sessions').pluck().get() as number;
 
 describe('start / find / end / list / clear', () => {
   it('start returns the new session and find returns the same', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const started = store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     expect(started).toEqual({
       id: expect.any(Number),
@@ -57,7 +39,7 @@ describe('start / find / end / list / clear', () => {
   });
 
   it('keeps a hard expiry', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const started = store.start({
       key: ip('10.0.0.5'),
       username: 'alice',
@@ -69,14 +51,14 @@ describe('start / find / end / list / clear', () => {
   });
 
   it('find on a key with no session is undefined', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     expect(store.find(ip('10.0.0.6'))).toBeUndefined();
     expect(store.find(mac('aa:bb:cc:dd:ee:ff'))).toBeUndefined();
   });
 
   it('end returns the ended session once, then there is none', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const started = store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     expect(store.end(ip('10.0.0.5'))).toEqual(started);
     expect(store.find(ip('10.0.0.5'))).toBeUndefined();
@@ -84,7 +66,7 @@ describe('start / find / end / list / clear', () => {
   });
 
   it('list gives every live session ordered by kind then key', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     store.start({ key: ip('10.0.0.9'), username: 'carol', source: 'agreement' });
     store.start({ key: mac('aa:bb:cc:dd:ee:ff'), username: 'dave', source: 'registration' });
     store.start({ key: ip('10.0.0.10'), username: 'alice', source: 'api' });
@@ -96,7 +78,7 @@ describe('start / find / end / list / clear', () => {
   });
 
   it('clear ends every session and says how many', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     store.start({ key: ip('10.0.0.1'), username: 'a', source: 'api' });
     store.start({ key: ip('10.0.0.2'), username: 'b', source: 'api', expiresAt: T0 - 1 });
     store.start({ key: mac('aa:bb:cc:dd:ee:ff'), username: 'c', source: 'api' });
@@ -108,7 +90,7 @@ describe('start / find / end / list / clear', () => {
 
 describe('one live identity per key', () => {
   it('a second start on the same IP replaces the first, with a new id', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const alice = store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     clock.advance(1000);
     const bob = store.start({ key: ip('10.0.0.5'), username: 'bob', source: 'portal' });
@@ -124,7 +106,7 @@ describe('one live identity per key', () => {
   });
 
   it('the same user logging in again also gets a new session id', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const first = store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     const second = store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     expect(second.id).not.toBe(first.id);
@@ -132,7 +114,7 @@ describe('one live identity per key', () => {
   });
 
   it('an id is not reused even after the newest session is ended', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const first = store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     store.end(ip('10.0.0.5'));
     const second = store.start({ key: ip('10.0.0.5'), username: 'bob', source: 'api' });
@@ -140,7 +122,7 @@ describe('one live identity per key', () => {
   });
 
   it('IP and MAC keys are independent, even with the same text', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const byIp = store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     const byMac = store.start({ key: mac('aa:bb:cc:dd:ee:ff'), username: 'bob', source: 'registration' });
     const sameTextIp = store.start({ key: ip('same'), username: 'carol', source: 'api' });
@@ -156,7 +138,7 @@ describe('one live identity per key', () => {
 
 describe('expiry (ManualClock, no sleeping)', () => {
   it('a session is live until expiresAt, and gone from find and list at expiresAt', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'portal', expiresAt: T0 + 1000 });
     const forever = store.start({ key: ip('10.0.0.6'), username: 'bob', source: 'api' });
 
@@ -173,7 +155,7 @@ describe('expiry (ManualClock, no sleeping)', () => {
   });
 
   it('purgeExpired deletes expired rows only, and says how many', () => {
-    const db = connect();
+    const db = tmp.connect();
     const store = new SessionStore(db, clock);
     store.start({ key: ip('10.0.0.1'), username: 'a', source: 'api', expiresAt: T0 + 1000 });
     store.start({ key: ip('10.0.0.2'), username: 'b', source: 'api', expiresAt: T0 + 2000 });
@@ -191,7 +173,7 @@ describe('expiry (ManualClock, no sleeping)', () => {
   });
 
   it('an expired session still ends (and is returned), and a new start on its key works', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const old = store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', expiresAt: T0 + 10 });
     clock.advance(10);
     expect(store.end(ip('10.0.0.5'))).toEqual(old);
@@ -203,7 +185,7 @@ describe('expiry (ManualClock, no sleeping)', () => {
 
 describe('touch', () => {
   it('writes a batch of last-seen times at once', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const a = store.start({ key: ip('10.0.0.1'), username: 'a', source: 'api' });
     const b = store.start({ key: ip('10.0.0.2'), username: 'b', source: 'api' });
     const c = store.start({ key: ip('10.0.0.3'), username: 'c', source: 'api' });
@@ -219,7 +201,7 @@ describe('touch', () => {
   });
 
   it('never moves last_seen backwards', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const a = store.start({ key: ip('10.0.0.1'), username: 'a', source: 'api' });
     store.touch(new Map([[a.id, T0 + 5000]]));
     store.touch(new Map([[a.id, T0 + 3000]]));
@@ -229,7 +211,7 @@ describe('touch', () => {
   });
 
   it('ignores the id of a replaced session: a late write cannot land on the new user', () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const alice = store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     clock.advance(100);
     const bob = store.start({ key: ip('10.0.0.5'), username: 'bob', source: 'api' });
@@ -238,7 +220,7 @@ describe('touch', () => {
   });
 
   it('ignores unknown ids and an empty batch', () => {
-    const db = connect();
+    const db = tmp.connect();
     const store = new SessionStore(db, clock);
     const a = store.start({ key: ip('10.0.0.1'), username: 'a', source: 'api' });
     store.touch(new Map());
@@ -250,8 +232,8 @@ describe('touch', () => {
 
 describe('dataVersion', () => {
   it("changes when another handle commits, and not for this handle's own reads or writes", () => {
-    const mine = new SessionStore(connect(), clock);
-    const theirs = new SessionStore(connect(), clock);
+    const mine = new SessionStore(tmp.connect(), clock);
+    const theirs = new SessionStore(tmp.connect(), clock);
     const v0 = mine.dataVersion();
 
     mine.find(ip('10.0.0.5'));
@@ -270,8 +252,8 @@ describe('dataVersion', () => {
   });
 
   it('does not change for reads on another handle', () => {
-    const mine = new SessionStore(connect(), clock);
-    const theirs = new SessionStore(connect(), clock);
+    const mine = new SessionStore(tmp.connect(), clock);
+    const theirs = new SessionStore(tmp.connect(), clock);
     theirs.start({ key: ip('10.0.0.6'), username: 'bob', source: 'api' });
     const v0 = mine.dataVersion();
     theirs.find(ip('10.0.0.6'));
@@ -280,8 +262,8 @@ describe('dataVersion', () => {
   });
 
   it('a read-only handle sees the change too and can answer lookups', () => {
-    const writer = new SessionStore(connect(), clock);
-    const reader = new SessionStore(openDatabase(path, { readonly: true }), clock);
+    const writer = new SessionStore(tmp.connect(), clock);
+    const reader = new SessionStore(tmp.connect({ readonly: true }), clock);
     const v0 = reader.dataVersion();
     const started = writer.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     expect(reader.dataVersion()).not.toBe(v0);
@@ -306,7 +288,7 @@ describe('several processes on one file', () => {
 
   function runWriter(worker: number): Promise<Outcome> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [WORKER, 'write', path, String(worker), String(PER_WRITER)], {
+      const child = spawn(process.execPath, [WORKER, 'write', tmp.path, String(worker), String(PER_WRITER)], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -319,7 +301,7 @@ describe('several processes on one file', () => {
   }
 
   it('writers in child processes and a reader here: no SQLITE_BUSY, exact final counts', async () => {
-    const store = new SessionStore(connect(), clock);
+    const store = new SessionStore(tmp.connect(), clock);
     const readErrors: string[] = [];
     const versions = new Set<number>();
     let reads = 0;
