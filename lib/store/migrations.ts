@@ -30,6 +30,29 @@ export const migrations: readonly string[] = [
     revoked_at   INTEGER
   ) STRICT;
   `,
+  // 2: applied settings (directory service, ...) and admin sign-in
+  `
+  CREATE TABLE settings (
+    name        TEXT    PRIMARY KEY,
+    value       TEXT    NOT NULL CHECK (json_valid(value)),
+    updated_at  INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE admin_users (
+    name          TEXT    PRIMARY KEY,
+    password_hash TEXT    NOT NULL,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE admin_sessions (
+    token_hash  BLOB    PRIMARY KEY,
+    user_name   TEXT    NOT NULL REFERENCES admin_users (name) ON DELETE CASCADE,
+    csrf_token  TEXT    NOT NULL,
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL
+  ) STRICT;
+  `,
 ];
 
 export const SCHEMA_VERSION = migrations.length;

@@ -1,0 +1,73 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+
+/**
+ * Directory service settings: the five fields of the seed's "Directory service settings" screen, plus what
+ * administrators expect beyond it (port, transport, CA, timeouts, caches). Validated field by field; the
+ * password is not part of this object: it lives in its own file (see lib/store/directory-settings-store.ts).
+ */
+export const DirectoryKinds = ['active-directory', 'open-directory'] as const;
+export type DirectoryKind = (typeof DirectoryKinds)[number];
+export const Transports = ['ldaps', 'starttls', 'plain'] as const;
+export type Transport = (typeof Transports)[number];
+
+/** host name per RFC 1123: labels of letters, digits and hyphens, not starting or ending with a hyphen. */
+const HOST_NAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+/** A DN made only of domain components: DC=example,DC=test (case-insensitive attribute type). */
+const DC_DN = /^(dc=[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\s*,\s*dc=[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/i;
+/** A distinguished name: attr=value pairs separated by commas (RFC 4514, values may be escaped). */
+const DN = /^[A-Za-z][A-Za-z0-9-]*=(?:[^,=\\]|\\.)+(?:\s*,\s*[A-Za-z][A-Za-z0-9-]*=(?:[^,=\\]|\\.)+)*$/;
+
+export const directorySettingsSchema = z
+  .object({
+    /** Windows domain (Active Directory) or open directory (OpenLDAP / Open Directory). */
+    kind: z.enum(DirectoryKinds),
+    /** Fully-qualified domain name of the directory server; an IP address only for the open-directory kind. */
+    host: z.string().min(1).max(253),
+    /**
+     * Connect to this IP address instead of resolving `host` (like curl --resolve), for a proxy that does not
+     * use the directory's DNS. TLS still verifies the certificate against `host`.
+     */
+    address: z
+      .string()
+      .refine((a) => isIP(a) !== 0, 'must be an IPv4 or IPv6 address')
+      .optional(),
+    /** LDAP search base, in domain components: DC=example,DC=test. */
+    baseDn: z.string().regex(DC_DN, 'must be a DN of domain components, e.g. DC=example,DC=test'),
+    /** The account Doorman binds as to search (need not be an administrator): a full DN. */
+    bindDn: z.string().max(1024).regex(DN, 'must be a full distinguished name, e.g. cn=Squid Proxy,cn=Users,dc=example,dc=test'),
+    transport: z.enum(Transports).default('ldaps'),
+    /** Default: 636 for ldaps, 389 otherwise. */
+    port: z.number().int().min(1).max(65535).optional(),
+    /** PEM certificate(s) of the CA that signed the server certificate; the system CAs when absent. */
+    caCertificate: z
+      .string()
+      .max(64 * 1024)
+      .regex(/-----BEGIN CERTIFICATE-----/, 'must be a PEM certificate')
+      .optional(),
+    connectTimeoutMs: z.number().int().min(100).max(60_000).default(5000),
+    timeoutMs: z.number().int().min(100).max(60_000).default(10_000),
+    /** Seconds a successful password check is remembered (as a salted hash); 0 = never. */
+    passwordCacheSeconds: z.number().int().min(0).max(3600).default(60),
+    /** Seconds a user's group memberships are remembered. */
+    groupCacheSeconds: z.number().int().min(0).max(3600).default(60),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    if (isIP(s.host) !== 0) {
+      if (s.kind === 'active-directory') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['host'],
+          message: `${JSON.stringify(s.host)}: an IP address is accepted only for the open-directory kind; give the domain controller's fully-qualified name`,
+        });
+      }
+    } else if (!HOST_NAME.test(s.host)) {
+      ctx.addIssue({ code: 'custom', path: ['host'], message: `${JSON.stringify(s.host)} is not a host name` });
+    }
+  });
+
+export type DirectorySettings = z.infer<typeof directorySettingsSchema>;
+export type DirectorySettingsInput = z.input<typeof directorySettingsSchema>;
+
+export const portOf = (s: DirectorySettings): number => s.port ?? (s.transport === 'ldaps' ? 636 : 389);
