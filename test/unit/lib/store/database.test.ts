@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { migrate, openDatabase } from '../../../../lib/store/database.ts';
 import type { Db } from '../../../../lib/store/database.ts';
-import { SCHEMA_VERSION } from '../../../../lib/store/migrations.ts';
+import { migrations, SCHEMA_VERSION } from '../../../../lib/store/migrations.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
 import { thrown } from '../../../support/thrown.ts';
 
@@ -23,13 +23,34 @@ const schemaObjects = (db: Db) =>
 
 const CURRENT_OBJECTS = [
   { type: 'index', name: 'sessions_expires_at' },
+  { type: 'table', name: 'admin_sessions' },
+  { type: 'table', name: 'admin_users' },
   { type: 'table', name: 'api_keys' },
   { type: 'table', name: 'sessions' },
+  { type: 'table', name: 'settings' },
 ];
 
 describe('migration', () => {
-  it('SCHEMA_VERSION is 1 (the sessions and API keys schema)', () => {
-    expect(SCHEMA_VERSION).toBe(1);
+  it('SCHEMA_VERSION counts the migrations', () => {
+    expect(SCHEMA_VERSION).toBe(migrations.length);
+  });
+
+  it('brings a schema-1 DB (sessions and API keys only) up to date and keeps its rows', () => {
+    const old = raw();
+    old.exec(migrations[0] as string);
+    old.pragma('user_version = 1');
+    old
+      .prepare(
+        "INSERT INTO sessions (key_kind, key, username, source, created_at, last_seen) VALUES ('ip', '10.0.0.7', 'alice', 'api', 1, 1)",
+      )
+      .run();
+    old.close();
+    const db = tmp.connect();
+    expect(userVersion(db)).toBe(SCHEMA_VERSION);
+    expect(schemaObjects(db)).toEqual(CURRENT_OBJECTS);
+    expect(db.prepare('SELECT key, username FROM sessions').all()).toEqual([
+      { key: '10.0.0.7', username: 'alice' },
+    ]);
   });
 
   it('brings an empty file from user_version 0 to SCHEMA_VERSION with every table', () => {
