@@ -12,9 +12,11 @@ export const Transports = ['ldaps', 'starttls', 'plain'] as const;
 export type Transport = (typeof Transports)[number];
 
 /** host name per RFC 1123: labels of letters, digits and hyphens, not starting or ending with a hyphen. */
-const HOST_NAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const HOST_NAME =
+  /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 /** A DN made only of domain components: DC=example,DC=test (case-insensitive attribute type). */
-const DC_DN = /^(dc=[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\s*,\s*dc=[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/i;
+const DC_DN =
+  /^(dc=[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\s*,\s*dc=[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/i;
 /** A distinguished name: attr=value pairs separated by commas (RFC 4514, values may be escaped). */
 const DN = /^[A-Za-z][A-Za-z0-9-]*=(?:[^,=\\]|\\.)+(?:\s*,\s*[A-Za-z][A-Za-z0-9-]*=(?:[^,=\\]|\\.)+)*$/;
 
@@ -35,7 +37,10 @@ export const directorySettingsSchema = z
     /** LDAP search base, in domain components: DC=example,DC=test. */
     baseDn: z.string().regex(DC_DN, 'must be a DN of domain components, e.g. DC=example,DC=test'),
     /** The account Doorman binds as to search (need not be an administrator): a full DN. */
-    bindDn: z.string().max(1024).regex(DN, 'must be a full distinguished name, e.g. cn=Squid Proxy,cn=Users,dc=example,dc=test'),
+    bindDn: z
+      .string()
+      .max(1024)
+      .regex(DN, 'must be a full distinguished name, e.g. cn=Squid Proxy,cn=Users,dc=example,dc=test'),
     transport: z.enum(Transports).default('ldaps'),
     /** Default: 636 for ldaps, 389 otherwise. */
     port: z.number().int().min(1).max(65535).optional(),
@@ -63,7 +68,11 @@ export const directorySettingsSchema = z
         });
       }
     } else if (!HOST_NAME.test(s.host)) {
-      ctx.addIssue({ code: 'custom', path: ['host'], message: `${JSON.stringify(s.host)} is not a host name` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['host'],
+        message: `${JSON.stringify(s.host)} is not a host name`,
+      });
     }
   });
 

@@ -46,8 +46,17 @@ export function runHelper(options: HelperOptions): Promise<void> {
     if (ended && pending === 0) void ordered.then(finish);
   };
   const fail = (channel: string | undefined, error: unknown) => {
-    log(`internal error: ${(error as Error).message ?? String(error)}`);
+    // Anything can be thrown, undefined included: reading .message off it must not throw in turn.
+    log(`internal error: ${error instanceof Error ? error.message : String(error)}`);
     return formatReply(channel, bh('internal error, see cache.log'));
+  };
+  // A reply the handler built wrongly (a bad key name) is our error too: BH, not a crash.
+  const format = (channel: string | undefined, reply: HelperReply) => {
+    try {
+      return formatReply(channel, reply);
+    } catch (error) {
+      return fail(channel, error);
+    }
   };
 
   input.on('data', (chunk: Buffer) => {
@@ -73,12 +82,12 @@ export function runHelper(options: HelperOptions): Promise<void> {
         continue;
       }
       if (!(answer instanceof Promise)) {
-        batch += formatReply(channel, answer);
+        batch += format(channel, answer);
         continue;
       }
       pending++;
       const line = answer.then(
-        (reply) => formatReply(channel, reply),
+        (reply) => format(channel, reply),
         (error: unknown) => fail(channel, error),
       );
       if (channelIds) {
@@ -101,9 +110,15 @@ export function runHelper(options: HelperOptions): Promise<void> {
       }
     }
     if (!channelIds && pending > 0) {
-      // Keep the rest of this batch behind the asynchronous answers queued before it.
+      // Keep the rest of this batch behind the asynchronous answers queued before it. Counted as pending
+      // until written, so that input arriving before this runs (from a microtask) queues behind it too.
       const text = batch;
-      ordered = ordered.then(() => write(text));
+      pending++;
+      ordered = ordered.then(() => {
+        write(text);
+        pending--;
+        settle();
+      });
     } else {
       write(batch);
     }

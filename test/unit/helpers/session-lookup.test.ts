@@ -1,0 +1,278 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { SessionLookup } from '../../../helpers/session-lookup.ts';
+import { ManualClock } from '../../../lib/clock.ts';
+import { formatReply, parseRequest } from '../../../lib/helper-protocol/message.ts';
+import type { HelperReply, HelperRequest } from '../../../lib/helper-protocol/message.ts';
+import { openDatabase } from '../../../lib/store/database.ts';
+import type { Db } from '../../../lib/store/database.ts';
+import { SessionStore } from '../../../lib/store/session-store.ts';
+import type { SessionKey } from '../../../lib/store/session-store.ts';
+import { squidEscapeField, squidReadsReply } from '../lib/helper-protocol/squid-model.ts';
+
+const T0 = Date.UTC(2026, 0, 1);
+const ip = (value: string): SessionKey => ({ kind: 'ip', value });
+const mac = (value: string): SessionKey => ({ kind: 'mac', value });
+
+/**
+ * The request Squid 5 sends for `%SRC %>eui` with concurrency: channel, escaped fields, then the acl's
+ * arguments or a lone "-" when it has none; parsed the way the helper parses it.
+ */
+function request(src: string, eui = '-', aclArgs: readonly string[] = []): HelperRequest {
+  const line = ['1', src, eui, ...(aclArgs.length === 0 ? ['-'] : aclArgs)].map(squidEscapeField).join(' ');
+  const parsed = parseRequest(line, true);
+  if (!parsed.ok) throw new Error(`test request did not parse: ${parsed.message}`);
+  return parsed.request;
+}
+
+/** The reply line the helper would write, without channel and LF. */
+const line = (reply: HelperReply): string => formatReply(undefined, reply).slice(0, -1);
+
+let dir: string;
+let clock: ManualClock;
+let handles: Db[];
+/** The helper's store: a handle of its own on the DB file. */
+let store: SessionStore;
+/** Another process (the web app): logins and logouts happen here. */
+let portal: SessionStore;
+let lookup: SessionLookup;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'doorman-lookup-'));
+  const path = join(dir, 'doorman.db');
+  clock = new ManualClock(T0);
+  handles = [openDatabase(path), openDatabase(path)];
+  portal = new SessionStore(handles[0] as Db, clock);
+  store = new SessionStore(handles[1] as Db, clock);
+  lookup = new SessionLookup(store, clock);
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  for (const db of handles) if (db.open) db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A batch of one request, as the helper runs it: refresh, then answer. */
+function ask(src: string, eui = '-', aclArgs: readonly string[] = []): string {
+  lookup.refresh();
+  return line(lookup.handle(request(src, eui, aclArgs)));
+}
+
+const lastSeen = (key: SessionKey): number | undefined =>
+  store.list().find((s) => s.key.kind === key.kind && s.key.value === key.value)?.lastSeen;
+
+describe('answers', () => {
+  it('OK user=NAME for a live session on the client IP', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+  });
+
+  it('escapes a user name with spaces, quotes and non-ASCII so Squid reads it back unchanged', () => {
+    const name = 'Jürgen "JM" Müller 😀';
+    portal.start({ key: ip('10.0.0.5'), username: name, source: 'portal' });
+    const reply = ask('10.0.0.5');
+    expect(reply).toBe('OK user=J%C3%BCrgen%20%22JM%22%20M%C3%BCller%20%F0%9F%98%80');
+    expect(squidReadsReply(reply, false)).toEqual({
+      channel: undefined,
+      result: 'OK',
+      notes: [['user', name]],
+      rest: '',
+    });
+  });
+
+  it('finds the IPv4 session for an IPv4-mapped IPv6 client address', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    expect(ask('::ffff:10.0.0.5')).toBe('OK user=alice');
+    expect(ask('::FFFF:10.0.0.5')).toBe('OK user=alice');
+  });
+
+  it('finds an IPv6 session whatever the spelling of the client address', () => {
+    portal.start({ key: ip('2001:db8::1'), username: 'bob', source: 'api' });
+    expect(ask('2001:DB8:0:0:0:0:0:1')).toBe('OK user=bob');
+    expect(ask('2001:db8::1')).toBe('OK user=bob');
+  });
+
+  it('ERR for an address without a session', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    expect(ask('10.0.0.6')).toBe('ERR');
+    expect(ask('10.0.0.50')).toBe('ERR');
+  });
+
+  it('BH for a client address that is not an IP, naming the value', () => {
+    for (const src of ['garbage', '10.0.0.256', '010.0.0.5', 'fe80::1%eth0', '-', 'a'.repeat(500)]) {
+      const reply = ask(src);
+      expect(reply, src).toMatch(/^BH message=/);
+      const message = squidReadsReply(reply, false).notes[0]?.[1] ?? '';
+      expect(message).toContain(src.slice(0, 20));
+      expect(message.length).toBeLessThan(200);
+    }
+  });
+
+  it('BH for a request without fields', () => {
+    const parsed = parseRequest('7', true);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(line(lookup.handle(parsed.request))).toMatch(/^BH message=/);
+  });
+
+  it('falls back to the MAC, in any case and with - or : separators', () => {
+    portal.start({ key: mac('aa:bb:cc:dd:ee:ff'), username: 'carol', source: 'registration' });
+    expect(ask('10.0.0.9', 'aa:bb:cc:dd:ee:ff')).toBe('OK user=carol');
+    expect(ask('10.0.0.9', 'aa-bb-cc-dd-ee-ff')).toBe('OK user=carol');
+    expect(ask('10.0.0.9', 'AA:BB:CC:DD:EE:FF')).toBe('OK user=carol');
+    expect(ask('10.0.0.9', 'AA-BB-CC-DD-EE-FF')).toBe('OK user=carol');
+    expect(ask('10.0.0.9', 'aa:bb:cc:dd:ee:fe')).toBe('ERR');
+  });
+
+  it('takes "-" (Squid has no MAC) and non-MAC text as no MAC', () => {
+    portal.start({ key: mac('aa:bb:cc:dd:ee:ff'), username: 'carol', source: 'registration' });
+    expect(ask('10.0.0.9', '-')).toBe('ERR');
+    expect(ask('10.0.0.9', 'aa:bb:cc:dd:ee')).toBe('ERR');
+    expect(ask('10.0.0.9', 'aa:bb-cc:dd:ee:ff')).toBe('ERR');
+  });
+
+  it('prefers the IP session over the MAC session', () => {
+    portal.start({ key: ip('10.0.0.9'), username: 'dave', source: 'api' });
+    portal.start({ key: mac('aa:bb:cc:dd:ee:ff'), username: 'carol', source: 'registration' });
+    expect(ask('10.0.0.9', 'aa:bb:cc:dd:ee:ff')).toBe('OK user=dave');
+    expect(ask('10.0.0.10', 'aa:bb:cc:dd:ee:ff')).toBe('OK user=carol');
+  });
+
+  it('ignores the acl arguments Squid appends', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    expect(ask('10.0.0.5', '-', ['staff', 'extra arg'])).toBe('OK user=alice');
+    expect(ask('10.0.0.6', '-', ['staff'])).toBe('ERR');
+    // Format `%SRC` alone: the "-" after the address is the empty acl argument list.
+    expect(line(lookup.handle({ channel: '1', fields: ['10.0.0.5', '-'] }))).toBe('OK user=alice');
+    expect(line(lookup.handle({ channel: '1', fields: ['10.0.0.5'] }))).toBe('OK user=alice');
+  });
+});
+
+describe('expiry and the cache', () => {
+  it('ends a cached session at its hard expiry without reading the DB again', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', expiresAt: T0 + 60_000 });
+    const find = vi.spyOn(store, 'find');
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    expect(find).toHaveBeenCalledTimes(1);
+    clock.set(T0 + 59_999);
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    clock.set(T0 + 60_000);
+    expect(ask('10.0.0.5')).toBe('ERR');
+    clock.advance(3_600_000);
+    expect(ask('10.0.0.5')).toBe('ERR');
+    expect(find).toHaveBeenCalledTimes(1);
+  });
+
+  it('answers from its cache until refresh() sees another handle commit', () => {
+    const find = vi.spyOn(store, 'find');
+    lookup.refresh();
+    expect(line(lookup.handle(request('10.0.0.7')))).toBe('ERR');
+    portal.start({ key: ip('10.0.0.7'), username: 'erin', source: 'portal' });
+    // Same batch: the cached "no session" stands.
+    expect(line(lookup.handle(request('10.0.0.7')))).toBe('ERR');
+    expect(find).toHaveBeenCalledTimes(1);
+    // Next batch: the login is seen.
+    expect(ask('10.0.0.7')).toBe('OK user=erin');
+    expect(find).toHaveBeenCalledTimes(2);
+  });
+
+  it('sees a logout and a user switch from another handle after refresh()', () => {
+    portal.start({ key: ip('10.0.0.7'), username: 'erin', source: 'portal' });
+    expect(ask('10.0.0.7')).toBe('OK user=erin');
+    portal.start({ key: ip('10.0.0.7'), username: 'frank', source: 'portal' });
+    expect(ask('10.0.0.7')).toBe('OK user=frank');
+    portal.end(ip('10.0.0.7'));
+    expect(ask('10.0.0.7')).toBe('ERR');
+    portal.start({ key: mac('aa:bb:cc:dd:ee:ff'), username: 'gina', source: 'registration' });
+    expect(ask('10.0.0.7', 'aa:bb:cc:dd:ee:ff')).toBe('OK user=gina');
+    portal.clear();
+    expect(ask('10.0.0.7', 'aa:bb:cc:dd:ee:ff')).toBe('ERR');
+  });
+
+  it('keeps its cache across refresh() when nobody else wrote, its own last-seen writes included', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    const find = vi.spyOn(store, 'find');
+    for (let i = 0; i < 5; i++) {
+      expect(ask('10.0.0.5')).toBe('OK user=alice');
+      expect(ask('10.0.0.6')).toBe('ERR');
+      clock.advance(1000);
+      lookup.flushSeen();
+    }
+    expect(find).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('last seen', () => {
+  it('is written once per flush, with the latest lookup time, not once per lookup', () => {
+    const alice = portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    portal.start({ key: ip('10.0.0.6'), username: 'bob', source: 'api' });
+    // A copy of each batch: the lookup may reuse its map after the call.
+    const batches: Array<Map<number, number>> = [];
+    const write = store.touch.bind(store);
+    const touch = vi.spyOn(store, 'touch').mockImplementation((seen) => {
+      batches.push(new Map(seen));
+      write(seen);
+    });
+    for (let i = 1; i <= 10; i++) {
+      clock.set(T0 + i * 1000);
+      expect(ask('10.0.0.5')).toBe('OK user=alice');
+    }
+    expect(ask('10.0.0.99')).toBe('ERR');
+    expect(lastSeen(ip('10.0.0.5'))).toBe(T0);
+    expect(touch).not.toHaveBeenCalled();
+
+    lookup.flushSeen();
+    expect(touch).toHaveBeenCalledTimes(1);
+    expect(batches).toEqual([new Map([[alice.id, T0 + 10_000]])]);
+    expect(lastSeen(ip('10.0.0.5'))).toBe(T0 + 10_000);
+    expect(lastSeen(ip('10.0.0.6'))).toBe(T0);
+  });
+
+  it('writes nothing when nothing was seen since the last flush', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    const touch = vi.spyOn(store, 'touch');
+    lookup.flushSeen();
+    clock.advance(1000);
+    ask('10.0.0.5');
+    lookup.flushSeen();
+    lookup.flushSeen();
+    expect(touch).toHaveBeenCalledTimes(1);
+    expect(lastSeen(ip('10.0.0.5'))).toBe(T0 + 1000);
+  });
+
+  it('records a MAC session found by fallback', () => {
+    portal.start({ key: mac('aa:bb:cc:dd:ee:ff'), username: 'carol', source: 'registration' });
+    clock.advance(5000);
+    ask('10.0.0.9', 'AA-BB-CC-DD-EE-FF');
+    lookup.flushSeen();
+    expect(lastSeen(mac('aa:bb:cc:dd:ee:ff'))).toBe(T0 + 5000);
+  });
+
+  it("never touches the session that replaced the one looked up (the old id's write is a no-op)", () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    clock.set(T0 + 5000);
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    clock.set(T0 + 10_000);
+    const bob = portal.start({ key: ip('10.0.0.5'), username: 'bob', source: 'portal' });
+    clock.set(T0 + 20_000);
+    lookup.flushSeen();
+    expect(store.find(ip('10.0.0.5'))).toMatchObject({ id: bob.id, username: 'bob', lastSeen: T0 + 10_000 });
+
+    expect(ask('10.0.0.5')).toBe('OK user=bob');
+    lookup.flushSeen();
+    expect(lastSeen(ip('10.0.0.5'))).toBe(T0 + 20_000);
+  });
+
+  it('does not record an expired cached session', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', expiresAt: T0 + 1000 });
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    lookup.flushSeen();
+    const touch = vi.spyOn(store, 'touch');
+    clock.set(T0 + 2000);
+    expect(ask('10.0.0.5')).toBe('ERR');
+    lookup.flushSeen();
+    expect(touch).not.toHaveBeenCalled();
+  });
+});
