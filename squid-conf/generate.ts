@@ -14,12 +14,17 @@ export interface Runtime {
 export interface IncludeOptions {
   /** Also write an access log in the `doorman` format to this file. */
   accessLog?: string;
+  /** A directory is applied: add Basic authentication and the group ACL against it. */
+  directory?: boolean;
 }
 
 /** Names this file defines; an admin's squid.conf refers to them. */
 export const names = {
   helper: 'doorman_session',
   identified: 'doorman_identified',
+  groupHelper: 'doorman_group',
+  authenticated: 'doorman_authenticated',
+  allowedGroup: 'doorman_allowed_group',
   site: 'doorman_site',
   sitePort: 'doorman_site_port',
   logFormat: 'doorman',
@@ -39,11 +44,12 @@ function token(value: string, what: string): string {
  */
 export function generateInclude(config: Config, runtime: Runtime, options: IncludeOptions = {}): string {
   const s = config.squid;
-  const helperArgs = [
-    token(runtime.node, 'Node path'),
-    token(`${runtime.root}/helpers/session-acl.ts`, 'helper path'),
-    ...(runtime.configFile === undefined ? [] : ['--config', token(runtime.configFile, 'config path')]),
-  ].join(' ');
+  const program = (helper: string) =>
+    [
+      token(runtime.node, 'Node path'),
+      token(`${runtime.root}/helpers/${helper}`, 'helper path'),
+      ...(runtime.configFile === undefined ? [] : ['--config', token(runtime.configFile, 'config path')]),
+    ].join(' ');
   const base = new URL(config.baseUrl);
   const host = base.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = base.port || (base.protocol === 'https:' ? '443' : '80');
@@ -58,7 +64,7 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     '# Session lookup by client address (and MAC where Squid has one). Answers are cached for ttl seconds,',
     '# so a logout or a user switch on an address shows after at most ttl; negative_ttl delays a new login.',
     `external_acl_type ${names.helper} ttl=${s.ttl} negative_ttl=${s.negativeTtl} concurrency=${s.concurrency} ` +
-      `children-max=${s.childrenMax} children-startup=1 children-idle=1 %SRC %>eui ${helperArgs}`,
+      `children-max=${s.childrenMax} children-startup=1 children-idle=1 %SRC %>eui ${program('session-acl.ts')}`,
     `acl ${names.identified} external ${names.helper}`,
     '',
     '# Doorman itself is reachable by everyone, identified or not: that is where clients log in.',
@@ -69,15 +75,49 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     '# Identified clients pass; what to do with the others is for the rules after this include',
     '# (typically "http_access deny all").',
     `http_access allow ${names.identified}`,
+    ...(options.directory ? directoryLines(config, program) : []),
     '',
     '# Doorman takes the client address from X-Forwarded-For only when the request comes from a trusted proxy.',
     'forwarded_for on',
     '',
-    "# Squid's native format with the user (from the helper's user=) and the request time in ms.",
+    "# Squid's native format with the user (session, or Basic login) and the request time in ms.",
     `logformat ${names.logFormat} %ts.%03tu %6tr %>a %Ss/%03>Hs %<st %rm %ru %[un %Sh/%<a %mt`,
   ];
   if (options.accessLog !== undefined) {
     lines.push(`access_log stdio:${token(options.accessLog, 'access log path')} ${names.logFormat}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Basic authentication and groups against the applied directory. Clients without a session are asked for a
+ * password (407); a user outside squid.groups.allow falls through to the rules after this file (403 with
+ * "deny all"). The group helper gets the login and the acl's group names: use it in your own rules too,
+ * `acl staff external doorman_group "Staff Users"` (quoted names need configuration_includes_quoted_values).
+ */
+function directoryLines(config: Config, program: (helper: string) => string): string[] {
+  const { basicAuth: b, groups: g } = config.squid;
+  const allowed = g.allow.length > 0;
+  return [
+    '',
+    '# Password checks (Basic) against the directory. A wrong password gets 407 again; a directory that',
+    "# cannot be reached is the helper's fault (BH), not the user's.",
+    `auth_param basic program ${program('basic-auth.ts')}`,
+    `auth_param basic children ${b.children} startup=1 idle=1 concurrency=${b.concurrency}`,
+    `auth_param basic realm ${b.realm}`,
+    `auth_param basic credentialsttl ${b.credentialsTtl} seconds`,
+    '',
+    '# Group membership (nested groups included) of the logged-in user.',
+    `external_acl_type ${names.groupHelper} ttl=${g.ttl} negative_ttl=${g.negativeTtl} concurrency=${g.concurrency} ` +
+      `children-max=${g.childrenMax} children-startup=1 %LOGIN ${program('group-acl.ts')}`,
+    `acl ${names.authenticated} proxy_auth REQUIRED`,
+    ...(allowed
+      ? [
+          'configuration_includes_quoted_values on',
+          `acl ${names.allowedGroup} external ${names.groupHelper} ${g.allow.map((name) => `"${name}"`).join(' ')}`,
+          'configuration_includes_quoted_values off',
+          `http_access allow ${names.authenticated} ${names.allowedGroup}`,
+        ]
+      : [`http_access allow ${names.authenticated}`]),
+  ];
 }

@@ -65,7 +65,7 @@ export const configSchema = z
         keyFailureWindowSeconds: seconds.min(1).default(300),
       })
       .strict()
-      .default({ maxBodyBytes: 4096, maxKeyFailures: 10, keyFailureWindowSeconds: 300 }),
+      .prefault({}),
     squid: z
       .object({
         /**
@@ -78,9 +78,47 @@ export const configSchema = z
         /** Lookups a helper process is sent at once (Squid's concurrency=). */
         concurrency: z.number().int().min(1).max(1000).default(100),
         childrenMax: z.number().int().min(1).max(64).default(2),
+        /** Basic authentication against the directory (written only once a directory is applied). */
+        basicAuth: z
+          .object({
+            realm: z
+              .string()
+              .regex(/^[A-Za-z0-9 ._-]{1,64}$/, 'must be 1-64 letters, digits, spaces or . _ -')
+              .default('Doorman'),
+            /** Seconds Squid trusts checked credentials before asking the helper again. */
+            credentialsTtl: z.number().int().min(1).max(86_400).default(300),
+            children: z.number().int().min(1).max(64).default(5),
+            concurrency: z.number().int().min(1).max(1000).default(50),
+          })
+          .strict()
+          .prefault({}),
+        /** The group external ACL (doorman_group): `acl staff external doorman_group "Staff Users"`. */
+        groups: z
+          .object({
+            ttl: seconds.default(60),
+            negativeTtl: seconds.default(60),
+            childrenMax: z.number().int().min(1).max(64).default(2),
+            concurrency: z.number().int().min(1).max(1000).default(50),
+            /**
+             * Authenticated users pass only if in one of these groups; empty: any authenticated user passes.
+             * Written into squid.conf as quoted strings, so no quotes or backslashes.
+             */
+            allow: z
+              .array(
+                z
+                  .string()
+                  .regex(
+                    /^[^"\\\p{Cc}]{1,256}$/u,
+                    'must be 1-256 characters without quotes, backslashes or control characters',
+                  ),
+              )
+              .default([]),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
-      .default({ ttl: 5, negativeTtl: 0, concurrency: 100, childrenMax: 2 }),
+      .prefault({}),
     /** How often a session helper writes "last seen" times, seconds. */
     lastSeenFlushSeconds: z.number().int().min(1).max(3600).default(30),
   })

@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runtime } from '../../cli/commands/squid-conf.ts';
+import { parseConfig } from '../../lib/config/load.ts';
+import { generateInclude } from '../../squid-conf/generate.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
 
 const execFile = promisify(execFileCb);
@@ -42,6 +45,18 @@ describe('doorman squid-conf output passes squid -k parse', () => {
     const output = await squidParse(include);
     expect(output).not.toMatch(/ERROR|WARNING|FATAL|Bungled/i);
     expect(output).toMatch(/Processing: external_acl_type doorman_session /);
+  });
+
+  it('with a directory and allowed groups (spaces, non-ASCII)', async () => {
+    const config = parseConfig({ squid: { groups: { allow: ['Staff Users', 'Ünïcødé Group'] } } }, 'test');
+    const include = join(dir, 'with-directory.conf');
+    writeFileSync(include, generateInclude(config, runtime(undefined), { directory: true }));
+    const output = await squidParse(include);
+    expect(output).not.toMatch(/ERROR|WARNING|FATAL|Bungled/i);
+    expect(output).toMatch(/Processing: auth_param basic program /);
+    expect(output).toMatch(
+      /Processing: acl doorman_allowed_group external doorman_group "Staff Users" "Ünïcødé Group"/,
+    );
   });
 
   it('fails with exit code 1 and the field name on a bad config', async () => {

@@ -75,6 +75,42 @@ describe('generateInclude', () => {
   });
 });
 
+describe('generateInclude with a directory', () => {
+  it('adds Basic authentication and the group helper, allowing any authenticated user by default', () => {
+    const plain = directives(generateInclude(parseConfig({}, 't'), runtime));
+    expect(plain.some((l) => l.startsWith('auth_param'))).toBe(false);
+    const lines = directives(generateInclude(parseConfig({}, 't'), runtime, { directory: true }));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'auth_param basic program /opt/doorman/node_modules/node/bin/node /opt/doorman/helpers/basic-auth.ts',
+        'auth_param basic children 5 startup=1 idle=1 concurrency=50',
+        'auth_param basic realm Doorman',
+        'auth_param basic credentialsttl 300 seconds',
+        'external_acl_type doorman_group ttl=60 negative_ttl=60 concurrency=50 children-max=2 children-startup=1 ' +
+          '%LOGIN /opt/doorman/node_modules/node/bin/node /opt/doorman/helpers/group-acl.ts',
+        'acl doorman_authenticated proxy_auth REQUIRED',
+        'http_access allow doorman_authenticated',
+      ]),
+    );
+    // sessions first: a client identified by address is never asked for a password
+    expect(lines.indexOf('http_access allow doorman_identified')).toBeLessThan(
+      lines.indexOf('http_access allow doorman_authenticated'),
+    );
+  });
+
+  it('requires one of squid.groups.allow, quoted so names may hold spaces', () => {
+    const config = parseConfig({ squid: { groups: { allow: ['Staff Users', 'Ünïcødé Group'] } } }, 't');
+    const lines = directives(generateInclude(config, runtime, { directory: true }));
+    const at = lines.indexOf(
+      'acl doorman_allowed_group external doorman_group "Staff Users" "Ünïcødé Group"',
+    );
+    expect(lines[at - 1]).toBe('configuration_includes_quoted_values on');
+    expect(lines[at + 1]).toBe('configuration_includes_quoted_values off');
+    expect(lines).toContain('http_access allow doorman_authenticated doorman_allowed_group');
+    expect(lines).not.toContain('http_access allow doorman_authenticated');
+  });
+});
+
 describe('generateStandalone', () => {
   it('includes the Doorman file and denies everything else after it', () => {
     const lines = directives(

@@ -15,7 +15,14 @@ const DEFAULTS: Config = {
   dbFile: 'doorman.db',
   serviceUser: 'proxy',
   api: { maxBodyBytes: 4096, maxKeyFailures: 10, keyFailureWindowSeconds: 300 },
-  squid: { ttl: 5, negativeTtl: 0, concurrency: 100, childrenMax: 2 },
+  squid: {
+    ttl: 5,
+    negativeTtl: 0,
+    concurrency: 100,
+    childrenMax: 2,
+    basicAuth: { realm: 'Doorman', credentialsTtl: 300, children: 5, concurrency: 50 },
+    groups: { ttl: 60, negativeTtl: 60, childrenMax: 2, concurrency: 50, allow: [] },
+  },
   lastSeenFlushSeconds: 30,
 };
 
@@ -45,7 +52,7 @@ describe('embedded defaults', () => {
 
   it('fills defaults inside a nested object that is present but partial', () => {
     const config = parseConfig({ squid: { ttl: 60 }, api: {} }, 'test');
-    expect(config.squid).toEqual({ ttl: 60, negativeTtl: 0, concurrency: 100, childrenMax: 2 });
+    expect(config.squid).toEqual({ ...DEFAULTS.squid, ttl: 60 });
     expect(config.api).toEqual(DEFAULTS.api);
   });
 
