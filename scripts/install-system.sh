@@ -12,6 +12,10 @@ case $mode in run|test) ;; *) echo "usage: $0 run|test" >&2; exit 2 ;; esac
 packages="squid ca-certificates"
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
 [ "$mode" = test ] && packages="$packages curl sqlite3 iproute2 util-linux procps libkrb5-dev"
+# The directories the integration tests start (test/harness/slapd.ts, samba-ad.ts). On bookworm `samba` alone
+# cannot provision a DC: samba-ad-provision and samba-dsdb-modules are only Recommends, so they are named here.
+[ "$mode" = test ] && packages="$packages slapd ldap-utils samba samba-ad-dc samba-ad-provision samba-dsdb-modules \
+samba-vfs-modules winbind smbclient krb5-user openssl"
 
 missing=""
 for p in $packages; do
