@@ -1,8 +1,10 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { systemClock } from '../lib/clock.ts';
 import { dbPath, loadConfig, type LoadedConfig } from '../lib/config/load.ts';
+import { AdminStore } from '../lib/store/admin-store.ts';
 import { ApiKeyStore } from '../lib/store/api-key-store.ts';
-import { openDatabase } from '../lib/store/database.ts';
+import { DirectorySettingsStore, directoryPasswordPath } from '../lib/store/directory-settings-store.ts';
+import { openDatabase, type Db } from '../lib/store/database.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
 import { becomeServiceUser } from '../lib/system/service-user.ts';
 
@@ -46,16 +48,28 @@ export function configFrom(option: string | undefined): LoadedConfig {
 export interface Stores {
   sessions: SessionStore;
   apiKeys: ApiKeyStore;
+  admins: AdminStore;
+  directory: DirectorySettingsStore;
   close(): void;
+}
+
+/** The session DB itself, opened as the service user (see becomeServiceUser), for a command's own stores. */
+export function openDb(loaded: LoadedConfig): Db {
+  becomeServiceUser(loaded.config);
+  return openDatabase(dbPath(loaded.config));
 }
 
 /** Open the session DB as the service user (see becomeServiceUser): never leave root-owned DB files. */
 export function openStores(loaded: LoadedConfig): Stores {
-  becomeServiceUser(loaded.config);
-  const db = openDatabase(dbPath(loaded.config));
+  const db = openDb(loaded);
   return {
     sessions: new SessionStore(db, systemClock),
     apiKeys: new ApiKeyStore(db, systemClock),
+    admins: new AdminStore(db, systemClock),
+    directory: new DirectorySettingsStore(db, {
+      passwordFile: directoryPasswordPath(loaded.config),
+      clock: systemClock,
+    }),
     close: () => db.close(),
   };
 }

@@ -2,14 +2,24 @@
  * doorman: the command line. Each command prints its own --help; errors go to stderr with exit code 1,
  * command-line mistakes with 2.
  */
+import { DirectoryError } from '../lib/directory/errors.ts';
 import { DoormanError } from '../lib/errors.ts';
 import { EXIT, UsageError, type Command } from './command.ts';
+import { adminCommand } from './commands/admin.ts';
 import { apiKeyCommand } from './commands/api-key.ts';
+import { directoryCommand } from './commands/directory.ts';
 import { serveCommand } from './commands/serve.ts';
 import { sessionsCommand } from './commands/sessions.ts';
 import { squidConfCommand } from './commands/squid-conf.ts';
 
-const commands: readonly Command[] = [serveCommand, squidConfCommand, apiKeyCommand, sessionsCommand];
+const commands: readonly Command[] = [
+  serveCommand,
+  squidConfCommand,
+  apiKeyCommand,
+  sessionsCommand,
+  directoryCommand,
+  adminCommand,
+];
 
 const usage = `Usage: doorman COMMAND [OPTIONS]
 
@@ -37,7 +47,7 @@ try {
   if (error instanceof UsageError) {
     process.stderr.write(`doorman: ${error.message}\nRun "doorman --help".\n`);
     process.exitCode = EXIT.usage;
-  } else if (error instanceof DoormanError) {
+  } else if (error instanceof DoormanError || error instanceof DirectoryError) {
     process.stderr.write(`doorman: ${error.message}\n`);
     process.exitCode = EXIT.failed;
   } else {

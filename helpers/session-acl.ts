@@ -10,11 +10,12 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from '../lib/clock.ts';
 import { dbPath, loadConfig } from '../lib/config/load.ts';
-import { bh } from '../lib/helper-protocol/message.ts';
+import { bh, type HelperReply } from '../lib/helper-protocol/message.ts';
 import { runHelper } from '../lib/helper-protocol/run.ts';
 import { stderrLog } from '../lib/log.ts';
 import { openDatabase } from '../lib/store/database.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
+import { Reopening } from './reopening.ts';
 import { SessionLookup } from './session-lookup.ts';
 
 const log = stderrLog('doorman-session-acl');
@@ -24,55 +25,29 @@ const { values } = parseArgs({
 const { config } = loadConfig(values.config);
 const path = dbPath(config);
 const flushEveryMs = config.lastSeenFlushSeconds * 1000;
-
-/** Opened on first use and again after a failure (at most once a second), so a DB that appears later is found. */
-let lookup: SessionLookup | undefined;
-let failedAt = -Infinity;
+const lookup = new Reopening(
+  'session DB',
+  () =>
+    new SessionLookup(new SessionStore(openDatabase(path, { mustExist: true }), systemClock), systemClock),
+  log,
+);
 let lastFlush = Date.now();
-
-function current(): SessionLookup | undefined {
-  if (lookup === undefined && Date.now() - failedAt >= 1000) {
-    try {
-      lookup = new SessionLookup(
-        new SessionStore(openDatabase(path, { mustExist: true }), systemClock),
-        systemClock,
-      );
-    } catch (error) {
-      failedAt = Date.now();
-      log(`cannot open session DB: ${(error as Error).message}`);
-    }
-  }
-  return lookup;
-}
-
-function guard(action: () => void): void {
-  try {
-    action();
-  } catch (error) {
-    // A DB error mid-run (file replaced, disk gone): drop the handle and reopen on the next batch.
-    log(`session DB error: ${(error as Error).message}`);
-    lookup = undefined;
-    failedAt = Date.now();
-  }
-}
 
 await runHelper({
   input: process.stdin,
   output: process.stdout,
   channelIds: !values.sequential,
   log,
-  beforeBatch: () => guard(() => current()?.refresh()),
+  beforeBatch: () => lookup.use((l) => l.refresh()),
   handle: (request) => {
-    const active = current();
-    if (active === undefined) return bh('session DB unavailable, see cache.log');
-    let reply = bh('session DB error, see cache.log');
-    guard(() => (reply = active.handle(request)));
+    let reply: HelperReply = bh('session DB unavailable, see cache.log');
+    lookup.use((l) => (reply = l.handle(request)));
     return reply;
   },
   afterBatch: () => {
     if (Date.now() - lastFlush < flushEveryMs) return;
     lastFlush = Date.now();
-    guard(() => lookup?.flushSeen());
+    lookup.use((l) => l.flushSeen());
   },
 });
-guard(() => lookup?.flushSeen());
+lookup.use((l) => l.flushSeen());

@@ -1,9 +1,10 @@
-import { Router } from '@koa/router';
+import { Router, type RouterMiddleware } from '@koa/router';
 import Koa from 'koa';
 import type { Clock } from '../lib/clock.ts';
 import type { Config } from '../lib/config/schema.ts';
 import type { ApiKeyStore } from '../lib/store/api-key-store.ts';
 import type { SessionStore } from '../lib/store/session-store.ts';
+import { adminScreens, type AdminDeps } from './admin/routes.ts';
 import { login, LOGIN_PARAMS } from './api/login.ts';
 import { logout, LOGOUT_PARAMS } from './api/logout.ts';
 import { ApiError } from './errors.ts';
@@ -26,6 +27,8 @@ export interface PortalDeps {
   clock: Clock;
   /** One line per request and the details of every 500. Default: stderr. */
   log?: (line: string) => void;
+  /** The admin screens under {baseUrl}admin/; without this they do not exist (404 like any unknown path). */
+  admin?: AdminDeps;
 }
 
 /**
@@ -54,11 +57,21 @@ export function createApp(deps: PortalDeps): Koa<PortalState> {
   router.all(['/api/login/', '/api/login'], ...guard(LOGIN_PARAMS), login(sessions));
   router.all(['/api/logout/', '/api/logout'], ...guard(LOGOUT_PARAMS), logout(sessions));
 
+  const api = router.routes();
+  const admin = deps.admin === undefined ? undefined : adminScreens({ config, clock, log }, deps.admin);
+  // Everything under admin/ belongs to the admin screens (HTML), the rest to the API (JSON).
+  const routes: RouterMiddleware<PortalState> =
+    admin === undefined
+      ? api
+      : function adminOrApi(ctx, next) {
+          return ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? admin(ctx, next) : api(ctx, next);
+        };
+
   const app = new Koa<PortalState>();
   app.use(requestLog(log));
   app.use(errorHandler(log));
   app.use(apiHeaders);
-  app.use(mount(new URL(config.baseUrl).pathname, router.routes()));
+  app.use(mount(new URL(config.baseUrl).pathname, routes));
   app.use(() => {
     throw new ApiError(
       'not_found',

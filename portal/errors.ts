@@ -6,6 +6,7 @@
 export const ApiErrorCodes = {
   invalid_request: 400,
   invalid_api_key: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,

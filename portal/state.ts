@@ -1,4 +1,5 @@
 import type { ParameterizedContext } from 'koa';
+import type { AdminSession } from '../lib/store/admin-store.ts';
 
 /** What the middleware of one request hand on to the next, in ctx.state. */
 export interface PortalState {
@@ -8,6 +9,13 @@ export interface PortalState {
   params?: ReadonlyMap<string, string>;
   /** Set by a handler on success, for the request log. */
   username?: string;
+  /** Set by loadAdminSession (admin screens): the signed-in administrator and the cookie token that found them. */
+  admin?: { session: AdminSession; token: string };
+  /**
+   * Set by the admin screens: the error handler shows refusals as this HTML page instead of JSON. `message` is
+   * undefined for a 500, whose details stay in the log.
+   */
+  errorPage?: (status: number, message: string | undefined) => string;
 }
 
 type Ctx = ParameterizedContext<PortalState>;

@@ -1,6 +1,8 @@
 import type { RequestListener } from 'node:http';
 import { systemClock } from '../../lib/clock.ts';
 import { stderrLog } from '../../lib/log.ts';
+import { testSettings } from '../../lib/directory/directory.ts';
+import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
 import { startServer } from '../../portal/server.ts';
 import {
@@ -17,7 +19,8 @@ import {
 
 const help = `Usage: doorman serve
 
-Run the web app: the login API ({baseUrl}api/login/, api/logout/). Listens on the configured addresses first,
+Run the web app: the login API ({baseUrl}api/login/, api/logout/) and the admin screens ({baseUrl}admin/,
+sign in with an account made by "doorman admin passwd"). Listens on the configured addresses first,
 then (when started as root) runs as the service user, who owns the session DB. Stops on SIGTERM or SIGINT.
 
 Options:
@@ -25,7 +28,7 @@ ${CONFIG_HELP}`;
 
 export const serveCommand: Command = {
   name: 'serve',
-  summary: 'run the web app (login API)',
+  summary: 'run the web app (login API, admin screens)',
   help,
   async run(argv) {
     const { values, positionals } = parse({ args: argv, options: CONFIG_OPTION, allowPositionals: true });
@@ -44,7 +47,19 @@ export const serveCommand: Command = {
     };
     const server = await startServer(late, loaded.config.listen);
     const stores = openStores(loaded);
-    app.handle = createApp({ config: loaded.config, ...stores, clock: systemClock, log }).callback();
+    app.handle = createApp({
+      config: loaded.config,
+      sessions: stores.sessions,
+      apiKeys: stores.apiKeys,
+      clock: systemClock,
+      log,
+      admin: {
+        store: stores.admins,
+        directory: directoryAdminFrom(stores.directory, {
+          test: (s, password) => testSettings(s, password, { log }),
+        }),
+      },
+    }).callback();
     const where = server.addresses.map((a) =>
       a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`,
     );

@@ -1,5 +1,6 @@
 import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { directoryApplied } from '../../lib/store/directory-settings-store.ts';
 import { lookupUser } from '../../lib/system/service-user.ts';
 import { generateInclude, type Runtime } from '../../squid-conf/generate.ts';
 import { generateStandalone } from '../../squid-conf/standalone.ts';
@@ -61,7 +62,10 @@ export const squidConfCommand: Command = {
     const loaded = configFrom(values.config);
     const rt = runtime(loaded.path);
     const accessLog = values['access-log'];
-    const include = generateInclude(loaded.config, rt, accessLog === undefined ? {} : { accessLog });
+    const include = generateInclude(loaded.config, rt, {
+      ...(accessLog === undefined ? {} : { accessLog }),
+      directory: directoryApplied(loaded.config),
+    });
     if (values.standalone === undefined) {
       if (values.port !== undefined) throw new UsageError('--port needs --standalone');
       process.stdout.write(include);

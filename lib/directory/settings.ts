@@ -25,7 +25,16 @@ export const directorySettingsSchema = z
     /** Windows domain (Active Directory) or open directory (OpenLDAP / Open Directory). */
     kind: z.enum(DirectoryKinds),
     /** Fully-qualified domain name of the directory server; an IP address only for the open-directory kind. */
-    host: z.string().min(1).max(253),
+    host: z
+      .string()
+      .min(1)
+      .max(253)
+      // Checked here, not with the kind below, so a bad host is reported even when other fields are wrong.
+      .superRefine((host, ctx) => {
+        if (isIP(host) === 0 && !HOST_NAME.test(host)) {
+          ctx.addIssue({ code: 'custom', message: `${JSON.stringify(host)} is not a host name` });
+        }
+      }),
     /**
      * Connect to this IP address instead of resolving `host` (like curl --resolve), for a proxy that does not
      * use the directory's DNS. TLS still verifies the certificate against `host`.
@@ -59,19 +68,11 @@ export const directorySettingsSchema = z
   })
   .strict()
   .superRefine((s, ctx) => {
-    if (isIP(s.host) !== 0) {
-      if (s.kind === 'active-directory') {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['host'],
-          message: `${JSON.stringify(s.host)}: an IP address is accepted only for the open-directory kind; give the domain controller's fully-qualified name`,
-        });
-      }
-    } else if (!HOST_NAME.test(s.host)) {
+    if (isIP(s.host) !== 0 && s.kind === 'active-directory') {
       ctx.addIssue({
         code: 'custom',
         path: ['host'],
-        message: `${JSON.stringify(s.host)} is not a host name`,
+        message: `${JSON.stringify(s.host)}: an IP address is accepted only for the open-directory kind; give the domain controller's fully-qualified name`,
       });
     }
   });
@@ -80,3 +81,61 @@ export type DirectorySettings = z.infer<typeof directorySettingsSchema>;
 export type DirectorySettingsInput = z.input<typeof directorySettingsSchema>;
 
 export const portOf = (s: DirectorySettings): number => s.port ?? (s.transport === 'ldaps' ? 636 : 389);
+
+/** One wrong field: its dotted name, and what is wrong with the value given. */
+export interface SettingsProblem {
+  field: string;
+  message: string;
+}
+
+export type SettingsValidation =
+  { ok: true; settings: DirectorySettings } | { ok: false; problems: SettingsProblem[] };
+
+/**
+ * Validate settings as an administrator gave them (JSON from the CLI or the settings screen): every problem
+ * is listed, each with its field name and the value given; an unknown field is a problem too.
+ */
+export function validateDirectorySettings(input: unknown): SettingsValidation {
+  const result = directorySettingsSchema.safeParse(input);
+  if (result.success) return { ok: true, settings: result.data };
+  const problems = result.error.issues.flatMap((issue): SettingsProblem[] => {
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ field: key, message: 'is not a directory setting' }));
+    }
+    const field = issue.path.length === 0 ? '(settings)' : issue.path.join('.');
+    const given = valueAt(input, issue.path);
+    const shown =
+      given === undefined || issue.message.includes(JSON.stringify(given)) ? '' : ` (given: ${show(given)})`;
+    return [{ field, message: `${issue.message}${shown}` }];
+  });
+  return { ok: false, problems };
+}
+
+/** What an administrator should know about valid settings before relying on them. */
+export function settingsWarnings(settings: DirectorySettings): string[] {
+  const warnings: string[] = [];
+  if (settings.transport === 'plain') {
+    warnings.push(
+      'transport "plain": passwords (the bind account\'s and every user\'s) cross the network unencrypted; use LDAPS or StartTLS',
+    );
+  }
+  if (settings.transport !== 'plain' && settings.caCertificate === undefined) {
+    warnings.push("no CA certificate: the server's certificate must be signed by a CA the system trusts");
+  }
+  return warnings;
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function show(value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  const cut = text.length > 64 ? `${text.slice(0, 64)}…` : text;
+  return typeof value === 'string' ? JSON.stringify(cut) : cut;
+}

@@ -1,10 +1,11 @@
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import { ApiError } from '../errors.ts';
 import type { PortalState } from '../state.ts';
 
 /**
  * The one error boundary. A refusal (ApiError) is shown in full: it is about the client's request. Anything
  * else is our fault: the client gets a bare 500 and the log gets the details, which may name paths or SQL.
+ * JSON for the API; the admin screens set ctx.state.errorPage and get the same answers as an HTML page.
  */
 export function errorHandler(log: (line: string) => void): Middleware<PortalState> {
   return async function handleErrors(ctx, next) {
@@ -18,14 +19,24 @@ export function errorHandler(log: (line: string) => void): Middleware<PortalStat
       if (error instanceof ApiError) {
         ctx.status = error.status;
         ctx.set(error.headers);
-        ctx.body = error.toJSON();
+        show(ctx, error.toJSON(), error.message);
         return;
       }
       log(`portal: internal error, ${ctx.method} ${ctx.path}: ${describe(error)}`);
       ctx.status = 500;
-      ctx.body = { ok: false, error: 'server_error' };
+      show(ctx, { ok: false, error: 'server_error' }, undefined);
     }
   };
+}
+
+function show(ctx: ParameterizedContext<PortalState>, json: object, message: string | undefined): void {
+  const page = ctx.state.errorPage;
+  if (page === undefined) {
+    ctx.body = json;
+  } else {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = page(ctx.status, message);
+  }
 }
 
 const describe = (error: unknown): string =>

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { ConfigInput } from '../../lib/config/schema.ts';
 import { freePort, start, waitForPort, type Started } from './processes.ts';
+import { run, type RunOptions, type RunResult } from './run.ts';
 
 const execFile = promisify(execFileCb);
 export const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -50,16 +51,22 @@ export interface Lab {
   squidPort: number;
   originUrl: string;
   apiKey: string;
-  /** Run the doorman CLI with this lab's config. */
-  cli(...args: string[]): Promise<{ stdout: string; stderr: string }>;
+  /** Run the doorman CLI with this lab's config; rejects on a non-zero exit. */
+  cli(...args: string[]): Promise<RunResult>;
+  /** The same with run options: stdin `input`, `allowFailure`. */
+  doorman(args: readonly string[], options?: RunOptions): Promise<RunResult>;
   /** access.log lines so far. */
   accessLog(): string[];
+  /** cache.log lines so far (Squid's log, helpers' stderr included). */
+  cacheLog(): string[];
   stop(): Promise<void>;
 }
 
 export interface LabOptions {
   /** Config fields on top of the lab's own (ports, state dir, trusted proxies). */
   config?: Partial<ConfigInput>;
+  /** Runs after Doorman is up and before Squid's configuration is generated (e.g. apply a directory). */
+  beforeSquid?: (doorman: Lab['doorman']) => Promise<void>;
 }
 
 export async function startLab(options: LabOptions = {}): Promise<Lab> {
@@ -83,8 +90,9 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   };
   writeFileSync(configFile, JSON.stringify(config, null, 2), { mode: 0o644 });
 
-  const cli = (...args: string[]) =>
-    execFile(DOORMAN, [...args, '--config', configFile], { encoding: 'utf8' });
+  const doorman = (args: readonly string[], runOptions?: RunOptions) =>
+    run(DOORMAN, [...args, '--config', configFile], runOptions);
+  const cli = (...args: string[]) => doorman(args);
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch(() => {});
@@ -94,10 +102,11 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
     const origin = await startOrigin(originPort);
     stops.push(() => new Promise((r) => origin.close(() => r())));
 
-    const doorman = start(DOORMAN, ['serve', '--config', configFile]);
-    stops.push(() => doorman.stop());
-    await waitForPort('127.0.0.1', doormanPort, 10_000, doorman.child).catch(failWith(doorman));
+    const serve = start(DOORMAN, ['serve', '--config', configFile]);
+    stops.push(() => serve.stop());
+    await waitForPort('127.0.0.1', doormanPort, 10_000, serve.child).catch(failWith(serve));
 
+    await options.beforeSquid?.(doorman);
     const squidDir = join(dir, 'squid');
     const conf = (
       await cli(
@@ -117,7 +126,10 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
     await waitForPort('127.0.0.1', squidPort, 10_000, squid.child).catch(failWith(squid));
 
     const apiKey = (await cli('api-key', 'create', '--name', 'lab')).stdout.trim();
-    const accessLogPath = join(squidDir, 'logs', 'access.log');
+    const logLines = (name: string) => {
+      const path = join(squidDir, 'logs', name);
+      return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
+    };
     return {
       dir,
       configFile,
@@ -127,8 +139,9 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
       originUrl: `http://127.0.0.1:${originPort}/`,
       apiKey,
       cli,
-      accessLog: () =>
-        existsSync(accessLogPath) ? readFileSync(accessLogPath, 'utf8').split('\n').filter(Boolean) : [],
+      doorman,
+      accessLog: () => logLines('access.log'),
+      cacheLog: () => logLines('cache.log'),
       stop,
     };
   } catch (error) {

@@ -1,0 +1,73 @@
+import { parseArgs } from 'node:util';
+import { systemClock } from '../lib/clock.ts';
+import { dbPath, loadConfig } from '../lib/config/load.ts';
+import type { Directory } from '../lib/directory/directory.ts';
+import { DirectoryError } from '../lib/directory/errors.ts';
+import { bh, type HelperReply, type HelperRequest } from '../lib/helper-protocol/message.ts';
+import { runHelper } from '../lib/helper-protocol/run.ts';
+import { stderrLog } from '../lib/log.ts';
+import { openDatabase } from '../lib/store/database.ts';
+import { DirectorySettingsStore, directoryPasswordPath } from '../lib/store/directory-settings-store.ts';
+import { DirectoryRuntime } from './directory-runtime.ts';
+import { Reopening } from './reopening.ts';
+
+/**
+ * Ask the directory, and turn "cannot ask" into BH: no directory applied, or the directory unreachable,
+ * timing out, refusing the bind account. Squid then does not hold it against the user.
+ */
+export async function askDirectory(
+  directory: Directory | undefined,
+  ask: (directory: Directory) => Promise<HelperReply>,
+): Promise<HelperReply> {
+  if (directory === undefined) return bh('no directory applied: doorman directory set');
+  try {
+    return await ask(directory);
+  } catch (error) {
+    if (error instanceof DirectoryError) return bh(`directory: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * The I/O shell shared by the directory helpers (Basic authentication, groups): config, the settings in the
+ * session DB (re-read when Save & apply changes them), and the helper protocol on stdin/stdout.
+ */
+export async function runDirectoryHelper(
+  name: string,
+  check: (directory: Directory | undefined, request: HelperRequest) => Promise<HelperReply>,
+): Promise<void> {
+  const log = stderrLog(name);
+  const { values } = parseArgs({
+    options: { config: { type: 'string' }, sequential: { type: 'boolean', default: false } },
+  });
+  const { config } = loadConfig(values.config);
+  const runtime = new Reopening(
+    'directory settings',
+    () => {
+      const db = openDatabase(dbPath(config), { mustExist: true });
+      const store = new DirectorySettingsStore(db, {
+        passwordFile: directoryPasswordPath(config),
+        clock: systemClock,
+      });
+      return new DirectoryRuntime(store, { clock: systemClock, log });
+    },
+    log,
+  );
+  await runHelper({
+    input: process.stdin,
+    output: process.stdout,
+    channelIds: !values.sequential,
+    log,
+    beforeBatch: () => runtime.use((r) => r.refresh()),
+    handle: (request) => {
+      const current = runtime.get();
+      return current === undefined
+        ? bh('settings unavailable, see cache.log')
+        : check(current.current, request);
+    },
+  });
+  await runtime.get()?.close();
+  // Squid has closed our stdin and every answer is written. Requests that were cut off by a directory
+  // outage may leave ldapts timers behind for a whole timeout: leave now rather than linger.
+  process.exit(0);
+}

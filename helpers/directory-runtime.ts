@@ -1,0 +1,48 @@
+import type { Clock } from '../lib/clock.ts';
+import { Directory } from '../lib/directory/directory.ts';
+import type { Log } from '../lib/log.ts';
+import type { DirectorySettingsStore } from '../lib/store/directory-settings-store.ts';
+
+/**
+ * The directory a helper answers from: the settings applied last (Save & apply), picked up without a restart.
+ * refresh() runs once per batch of requests and costs one indexed read; only when the settings version moved
+ * is a new Directory built (and the old one closed once its requests are done).
+ */
+export class DirectoryRuntime {
+  readonly #store: DirectorySettingsStore;
+  readonly #clock: Clock;
+  readonly #log: Log;
+  #version = -1;
+  #directory: Directory | undefined;
+
+  constructor(store: DirectorySettingsStore, options: { clock: Clock; log: Log }) {
+    this.#store = store;
+    this.#clock = options.clock;
+    this.#log = options.log;
+  }
+
+  refresh(): void {
+    const version = this.#store.version();
+    if (version === this.#version) return;
+    const loaded = this.#store.load();
+    const previous = this.#directory;
+    this.#directory =
+      loaded && new Directory(loaded.settings, loaded.password, { clock: this.#clock, log: this.#log });
+    this.#version = version;
+    if (previous) void previous.close().catch(() => {});
+    this.#log(
+      loaded
+        ? `directory settings ${version} in force: ${loaded.settings.kind} ${loaded.settings.host}`
+        : 'no directory applied',
+    );
+  }
+
+  /** The directory in force, or undefined when none was ever applied. */
+  get current(): Directory | undefined {
+    return this.#directory;
+  }
+
+  async close(): Promise<void> {
+    await this.#directory?.close();
+  }
+}

@@ -1,0 +1,214 @@
+import type { Statement } from 'better-sqlite3';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { DoormanError, InvalidInputError, showValue } from '../errors.ts';
+import { hashPassword, needsRehash, passwordProblem, verifyPassword } from '../security/password-hash.ts';
+import type { Db } from './database.ts';
+
+export interface AdminUserInfo {
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A signed-in administrator, found by the token in their cookie. */
+export interface AdminSession {
+  userName: string;
+  /** Goes into every form of this session and must come back with every POST. */
+  csrfToken: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface NewAdminSession extends AdminSession {
+  /** The cookie value. Only its SHA-256 is stored: this is the one copy there will ever be. */
+  token: string;
+}
+
+interface UserRow {
+  name: string;
+  password_hash: string;
+  created_at: number;
+  updated_at: number;
+}
+
+interface SessionRow {
+  token_hash: Buffer;
+  user_name: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export const ADMIN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+/** 32 random bytes, base64url without padding. */
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+/** Hard lifetime of a sign-in; a working day. There is no idle timeout. */
+export const DEFAULT_SESSION_TTL_MS = 8 * 3600 * 1000;
+
+const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+const newToken = (): string => randomBytes(32).toString('base64url');
+
+const toUser = (r: UserRow): AdminUserInfo => ({
+  name: r.name,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/**
+ * Made once per process, on first use: the hash an unknown name is checked against, so that "no such admin"
+ * costs the same scrypt run as "wrong password" and the timing does not tell them apart.
+ */
+let dummyHash: Promise<string> | undefined;
+const dummy = (): Promise<string> => (dummyHash ??= hashPassword('doorman-no-such-admin'));
+
+/**
+ * Administrators of the web app and their sign-ins. Passwords are stored as scrypt hashes, session tokens as
+ * SHA-256 (a 256-bit random token needs no slow hash). Statements are prepared once.
+ */
+export class AdminStore {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #ttlMs: number;
+  readonly #userByName: Statement;
+  readonly #listUsers: Statement;
+  readonly #insertUser: Statement;
+  readonly #updateHash: Statement;
+  readonly #deleteUser: Statement;
+  readonly #insertSession: Statement;
+  readonly #sessionByHash: Statement;
+  readonly #deleteSession: Statement;
+  readonly #deleteSessionsOf: Statement;
+  readonly #deleteExpired: Statement;
+
+  constructor(db: Db, clock: Clock, options: { sessionTtlMs?: number } = {}) {
+    this.#db = db;
+    this.#clock = clock;
+    this.#ttlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
+    this.#userByName = db.prepare('SELECT * FROM admin_users WHERE name = ?');
+    this.#listUsers = db.prepare('SELECT * FROM admin_users ORDER BY name');
+    this.#insertUser = db.prepare(
+      'INSERT INTO admin_users (name, password_hash, created_at, updated_at) VALUES (@name, @hash, @now, @now)',
+    );
+    this.#updateHash = db.prepare(
+      'UPDATE admin_users SET password_hash = @hash, updated_at = @now WHERE name = @name',
+    );
+    this.#deleteUser = db.prepare('DELETE FROM admin_users WHERE name = ?');
+    this.#insertSession = db.prepare(
+      `INSERT INTO admin_sessions (token_hash, user_name, csrf_token, created_at, expires_at)
+       VALUES (@tokenHash, @userName, @csrfToken, @now, @expiresAt)`,
+    );
+    this.#sessionByHash = db.prepare('SELECT * FROM admin_sessions WHERE token_hash = ? AND expires_at > ?');
+    this.#deleteSession = db.prepare('DELETE FROM admin_sessions WHERE token_hash = ?');
+    this.#deleteSessionsOf = db.prepare('DELETE FROM admin_sessions WHERE user_name = ?');
+    this.#deleteExpired = db.prepare('DELETE FROM admin_sessions WHERE expires_at <= ?');
+  }
+
+  /**
+   * Create the admin or change their password. A changed password ends every sign-in of that admin: whoever
+   * knew the old one is out. Returns whether the admin is new.
+   */
+  async setPassword(name: string, password: string): Promise<{ created: boolean }> {
+    checkName(name);
+    const problem = passwordProblem(password);
+    if (problem !== undefined) throw new InvalidInputError('password', problem);
+    const hash = await hashPassword(password);
+    const now = this.#clock.now();
+    // One transaction from the existence check to the session purge, so a concurrent sign-in with the old
+    // password cannot slip a session in between.
+    return this.#db.transaction(() => {
+      const exists = this.#userByName.get(name) !== undefined;
+      if (exists) {
+        this.#updateHash.run({ name, hash, now });
+        this.#deleteSessionsOf.run(name);
+      } else {
+        this.#insertUser.run({ name, hash, now });
+      }
+      return { created: !exists };
+    })();
+  }
+
+  /**
+   * Is this the admin's password? An unknown name is checked against a dummy hash, so every refusal takes one
+   * scrypt run. A hash made with weaker parameters than today's is replaced on success.
+   */
+  async verify(name: string, password: string): Promise<boolean> {
+    const row = this.#userByName.get(name) as UserRow | undefined;
+    const ok = await verifyPassword(password, row?.password_hash ?? (await dummy()));
+    if (row === undefined || !ok) return false;
+    if (needsRehash(row.password_hash)) {
+      this.#updateHash.run({ name, hash: await hashPassword(password), now: this.#clock.now() });
+    }
+    return true;
+  }
+
+  list(): AdminUserInfo[] {
+    return (this.#listUsers.all() as UserRow[]).map(toUser);
+  }
+
+  /** Remove an admin; their sessions go with them (ON DELETE CASCADE, and explicitly). */
+  remove(name: string): void {
+    this.#db.transaction(() => {
+      this.#deleteSessionsOf.run(name);
+      if (this.#deleteUser.run(name).changes === 0) {
+        throw new DoormanError('NOT_FOUND', `user: no admin named ${showValue(name)}`);
+      }
+    })();
+  }
+
+  /** Sign `userName` in. Also drops expired sessions, so the table does not grow without bound. */
+  createSession(userName: string): NewAdminSession {
+    const now = this.#clock.now();
+    const session = {
+      token: newToken(),
+      userName,
+      csrfToken: newToken(),
+      createdAt: now,
+      expiresAt: now + this.#ttlMs,
+    };
+    this.#db.transaction(() => {
+      this.#deleteExpired.run(now);
+      this.#insertSession.run({
+        tokenHash: sha256(session.token),
+        userName,
+        csrfToken: session.csrfToken,
+        now,
+        expiresAt: session.expiresAt,
+      });
+    })();
+    return session;
+  }
+
+  /** The live session for a cookie value; undefined for an unknown, ended, expired or malformed token. */
+  findSession(token: string): AdminSession | undefined {
+    if (!TOKEN_PATTERN.test(token)) return undefined;
+    const row = this.#sessionByHash.get(sha256(token), this.#clock.now()) as SessionRow | undefined;
+    if (row === undefined) return undefined;
+    return {
+      userName: row.user_name,
+      csrfToken: row.csrf_token,
+      createdAt: row.created_at,
+      expiresAt: row.expires_at,
+    };
+  }
+
+  /** Sign out. True if there was such a session. */
+  endSession(token: string): boolean {
+    if (!TOKEN_PATTERN.test(token)) return false;
+    return this.#deleteSession.run(sha256(token)).changes > 0;
+  }
+
+  /** End every session of one admin; returns how many. */
+  endSessionsOf(userName: string): number {
+    return this.#deleteSessionsOf.run(userName).changes;
+  }
+}
+
+function checkName(name: string): void {
+  if (!ADMIN_NAME_PATTERN.test(name)) {
+    throw new InvalidInputError(
+      'user',
+      `${showValue(name)} is not allowed: 1-64 characters, letters, digits, ". _ @ -", starting with a letter or digit`,
+    );
+  }
+}

@@ -1,0 +1,224 @@
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import type { Statement } from 'better-sqlite3';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { SettingsTest } from '../directory/directory.ts';
+import type { DirectoryError } from '../directory/errors.ts';
+import {
+  validateDirectorySettings,
+  type DirectorySettings,
+  type SettingsProblem,
+} from '../directory/settings.ts';
+import { DoormanError } from '../errors.ts';
+import type { Db } from './database.ts';
+
+/**
+ * The directory settings in force: the settings as JSON in the `settings` table (row `directory`), and the
+ * bind account's password in a file of its own, `<stateDir>/directory-bind-password`, mode 0600, owned by
+ * the service user (whom Squid's helpers run as). The password is stored in clear text because it must be
+ * sent to the directory as it is; the file is the one place it exists: never in the DB, a process argument,
+ * a log line, an error message or a page.
+ *
+ * Save & apply (apply) validates the new settings, tests them against the directory, and only when that
+ * works writes them: a bad save changes nothing and the previous settings stay in force.
+ */
+export const DIRECTORY_PASSWORD_FILE = 'directory-bind-password';
+const ROW = 'directory';
+/** Longer than any real password; keeps a pasted file out of a bind request. */
+export const MAX_BIND_PASSWORD_LENGTH = 1024;
+
+export function directoryPasswordPath(config: Config): string {
+  return join(config.stateDir, DIRECTORY_PASSWORD_FILE);
+}
+
+/**
+ * Whether a directory has been applied, without opening the DB: the password file is written by a successful
+ * Save & apply only. For `doorman squid-conf`, which runs as root and must not create root-owned DB files.
+ */
+export function directoryApplied(config: Config): boolean {
+  return existsSync(directoryPasswordPath(config));
+}
+
+export interface AppliedDirectory {
+  settings: DirectorySettings;
+  password: string;
+  /** Changes on every apply (see version()). */
+  version: number;
+}
+
+export type ApplyResult =
+  | { ok: true; groupCount: number; message: string; settings: DirectorySettings }
+  | { ok: false; problems: SettingsProblem[]; message: string }
+  | { ok: false; error: DirectoryError; message: string };
+
+export interface ApplyOptions {
+  /** Connect, bind and count groups with the new values (directory.ts's testSettings, or a fake in tests). */
+  test: (settings: DirectorySettings, password: string) => Promise<SettingsTest>;
+}
+
+interface Row {
+  value: string;
+  updated_at: number;
+}
+
+export class DirectorySettingsStore {
+  readonly #db: Db;
+  readonly #passwordFile: string;
+  readonly #clock: Clock;
+  readonly #get: Statement;
+  readonly #version: Statement;
+  readonly #put: Statement;
+
+  constructor(db: Db, options: { passwordFile: string; clock: Clock }) {
+    this.#db = db;
+    this.#passwordFile = options.passwordFile;
+    this.#clock = options.clock;
+    this.#get = db.prepare('SELECT value, updated_at FROM settings WHERE name = ?');
+    this.#version = db.prepare('SELECT updated_at FROM settings WHERE name = ?').pluck();
+    // updated_at only ever goes up, by at least 1 ms per write, so it serves as a version number.
+    this.#put = db.prepare(
+      `INSERT INTO settings (name, value, updated_at) VALUES (@name, @value, @now)
+       ON CONFLICT (name) DO UPDATE SET value = excluded.value,
+         updated_at = max(excluded.updated_at, settings.updated_at + 1)
+       RETURNING updated_at`,
+    );
+  }
+
+  /** The settings in force and the bind password; undefined when no directory was ever applied. */
+  load(): AppliedDirectory | undefined {
+    const row = this.#get.get(ROW) as Row | undefined;
+    if (row === undefined) return undefined;
+    const checked = validateDirectorySettings(JSON.parse(row.value));
+    if (!checked.ok) {
+      throw new DoormanError(
+        'CONFIG_INVALID',
+        `the stored directory settings are not valid for this Doorman: ${checked.problems
+          .map((p) => `${p.field}: ${p.message}`)
+          .join('; ')}; apply them again`,
+      );
+    }
+    const password = this.#readPassword();
+    if (password === undefined) {
+      throw new DoormanError(
+        'STORE_UNAVAILABLE',
+        `directory settings are applied but the bind password file ${this.#passwordFile} is missing: apply them again with the password`,
+      );
+    }
+    return { settings: checked.settings, password, version: row.updated_at };
+  }
+
+  /**
+   * A number that changes whenever settings are applied (0: none ever were). One indexed read: a helper
+   * calls it per batch of requests and reloads only when it moved.
+   */
+  version(): number {
+    return (this.#version.get(ROW) as number | undefined) ?? 0;
+  }
+
+  /**
+   * Save & apply: check every field of `input` (all problems listed), test the new values against the
+   * directory, and only if that succeeds write settings and password. `password` undefined keeps the stored
+   * one. On any failure nothing is written.
+   */
+  async apply(input: unknown, password: string | undefined, options: ApplyOptions): Promise<ApplyResult> {
+    const checked = validateDirectorySettings(input);
+    const problems = checked.ok ? [] : [...checked.problems];
+    let secret = password;
+    if (secret === undefined) {
+      secret = this.#readPassword();
+      if (secret === undefined) problems.push({ field: 'password', message: 'is required' });
+    } else if (secret.length === 0) {
+      problems.push({
+        field: 'password',
+        message: 'must not be empty (an empty password binds anonymously)',
+      });
+    } else if (secret.length > MAX_BIND_PASSWORD_LENGTH) {
+      problems.push({ field: 'password', message: `is longer than ${MAX_BIND_PASSWORD_LENGTH} characters` });
+    } else if (/[\r\n\0]/.test(secret)) {
+      problems.push({ field: 'password', message: 'must not contain line breaks or NUL characters' });
+    }
+    if (!checked.ok || secret === undefined || problems.length > 0) {
+      return {
+        ok: false,
+        problems,
+        message: problems.map((p) => `${p.field}: ${p.message}`).join('\n'),
+      };
+    }
+    const settings = checked.settings;
+    const tested = await options.test(settings, secret);
+    if (!tested.ok) return { ok: false, error: tested.error, message: tested.error.message };
+    this.#write(settings, password);
+    const n = tested.groupCount;
+    return { ok: true, groupCount: n, message: `Found ${n} user group${n === 1 ? '' : 's'}`, settings };
+  }
+
+  /**
+   * Settings row and password file, together: the new password goes to a temporary file (0600) first, is
+   * renamed over the old one inside the DB transaction, and the old one is put back if the commit fails.
+   */
+  #write(settings: DirectorySettings, password: string | undefined): void {
+    const temp = password === undefined ? undefined : this.#writeTemp(password);
+    const previous = temp === undefined ? undefined : this.#readPassword();
+    this.#db.exec('BEGIN IMMEDIATE');
+    let renamed = false;
+    try {
+      this.#put.get({ name: ROW, value: JSON.stringify(settings), now: this.#clock.now() });
+      if (temp !== undefined) {
+        renameSync(temp, this.#passwordFile);
+        renamed = true;
+      }
+      this.#db.exec('COMMIT');
+    } catch (error) {
+      if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+      if (temp !== undefined && !renamed) rmSync(temp, { force: true });
+      if (renamed) {
+        if (previous === undefined) rmSync(this.#passwordFile, { force: true });
+        else renameSync(this.#writeTemp(previous), this.#passwordFile);
+      }
+      throw new DoormanError(
+        'STORE_UNAVAILABLE',
+        `cannot save the directory settings: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
+  /** A new file next to the password file, mode 0600, holding `password` and flushed to disk. */
+  #writeTemp(password: string): string {
+    const temp = `${this.#passwordFile}.${randomBytes(6).toString('hex')}.tmp`;
+    const fd = openSync(temp, 'wx', 0o600);
+    try {
+      writeSync(fd, password);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    return temp;
+  }
+
+  /** The stored password (one trailing line break, as an editor adds, dropped); undefined when there is none. */
+  #readPassword(): string | undefined {
+    try {
+      return readFileSync(this.#passwordFile, 'utf8').replace(/\r?\n$/, '');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new DoormanError(
+        'STORE_UNAVAILABLE',
+        `cannot read the bind password file ${this.#passwordFile}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      );
+    }
+  }
+}

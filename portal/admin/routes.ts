@@ -1,0 +1,336 @@
+import { Router, type RouterMiddleware } from '@koa/router';
+import type { Middleware, ParameterizedContext } from 'koa';
+import type { Clock } from '../../lib/clock.ts';
+import type { Config } from '../../lib/config/schema.ts';
+import { DoormanError, showValue } from '../../lib/errors.ts';
+import type { AdminStore } from '../../lib/store/admin-store.ts';
+import { ApiError } from '../errors.ts';
+import { allowMethods } from '../middleware/allow-methods.ts';
+import { clientIp } from '../middleware/client-ip.ts';
+import { formBody } from '../middleware/form-body.ts';
+import { KeyFailureLimiter } from '../middleware/key-rate-limit.ts';
+import { clientIpOf, paramsOf, type PortalState } from '../state.ts';
+import { AdminCookies } from './cookies.ts';
+import { checkSessionCsrf, CSRF_FIELD, SignInCsrf } from './csrf.ts';
+import type { ApplyResult, DirectoryAdmin } from './directory-admin.ts';
+import { DIRECTORY_FIELDS, EMPTY_FORM, readDirectoryForm, settingsToForm } from './directory-form.ts';
+import { adminPaths, type AdminPaths } from './paths.ts';
+import { loadAdminSession, requireAdmin, seeOther } from './session.ts';
+import { directoryPage, groupsFound, type Outcome } from './views/directory.ts';
+import { errorPage } from './views/error.ts';
+import { signInPage } from './views/sign-in.ts';
+import { STYLE } from './views/style.ts';
+
+export interface AdminDeps {
+  store: AdminStore;
+  directory: DirectoryAdmin;
+  /** Wrong sign-ins allowed per client address in a window, then 429. Default: 5 per 300 s. */
+  signInLimits?: { maxFailures: number; windowSeconds: number };
+}
+
+export interface AdminContext {
+  config: Config;
+  clock: Clock;
+  log: (line: string) => void;
+}
+
+type Ctx = ParameterizedContext<PortalState>;
+
+/** The sign-in form: the password is at most 1 KiB, three times that once percent-encoded. */
+const SIGN_IN_MAX_BYTES = 8 * 1024;
+/** The settings form: a CA bundle of up to 64 KiB, percent-encoded. */
+const DIRECTORY_MAX_BYTES = 256 * 1024;
+const SIGN_OUT_MAX_BYTES = 1024;
+
+/**
+ * Headers of every admin answer, redirects and refusals included. A strict CSP: no script at all, styles only
+ * from our stylesheet, forms posted only to us, never framed (clickjacking); and no Referer, so a session's
+ * URLs do not leak to a linked site. Cache-Control: no-store and nosniff come from the app's own headers.
+ */
+const SECURITY_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+} as const;
+
+/**
+ * The admin screens under {base}admin/: sign-in, sign-out and the directory settings. Server-rendered HTML
+ * without script. Each route is a fixed list of steps like the API's: method, session or client address and
+ * rate limit, capped body, CSRF token, handler. Returns one middleware for every path under /admin (after the
+ * base path is stripped); an unknown one there is an HTML 404.
+ */
+export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMiddleware<PortalState> {
+  const { config, clock, log } = context;
+  const { store, directory } = deps;
+  const baseUrl = new URL(config.baseUrl);
+  const paths = adminPaths(baseUrl.pathname);
+  const cookies = new AdminCookies(paths.root, baseUrl.protocol === 'https:');
+  const signInCsrf = new SignInCsrf();
+  const limiter = new KeyFailureLimiter(clock, deps.signInLimits ?? { maxFailures: 5, windowSeconds: 300 });
+  const session = loadAdminSession(store, cookies);
+  const signedIn = requireAdmin(paths.signIn);
+
+  const renderError = (status: number, message: string | undefined) => errorPage(paths, status, message);
+
+  const router = new Router<PortalState>({ strict: true, sensitive: true });
+  const route = (
+    path: string,
+    handlers: { GET?: Middleware<PortalState>[]; POST?: Middleware<PortalState>[] },
+  ) => {
+    if (handlers.GET) router.get(path, ...handlers.GET);
+    if (handlers.POST) router.post(path, ...handlers.POST);
+    // Reached only when neither of the above matched the method.
+    router.all(
+      path,
+      allowMethods(...(handlers.GET ? ['GET', 'HEAD'] : []), ...(handlers.POST ? ['POST'] : [])),
+    );
+  };
+
+  route('/admin', { GET: [(ctx) => seeOther(ctx, paths.root)] });
+  route('/admin/', {
+    GET: [session, (ctx) => seeOther(ctx, ctx.state.admin ? paths.directory : paths.signIn)],
+  });
+  route('/admin/style.css', {
+    GET: [
+      (ctx) => {
+        ctx.type = 'text/css; charset=utf-8';
+        ctx.body = STYLE;
+      },
+    ],
+  });
+  route('/admin/sign-in', {
+    GET: [session, showSignIn(paths, cookies, signInCsrf)],
+    POST: [
+      clientIp(config.trustedProxies),
+      limitSignIns(limiter),
+      formBody({ maxBytes: SIGN_IN_MAX_BYTES, fields: [CSRF_FIELD, 'user', 'password'] }),
+      signInCsrf.check(cookies),
+      session,
+      signIn(paths, cookies, signInCsrf, store, limiter, log),
+    ],
+  });
+  route('/admin/sign-out', {
+    POST: [
+      session,
+      signedIn,
+      formBody({ maxBytes: SIGN_OUT_MAX_BYTES, fields: [CSRF_FIELD] }),
+      checkSessionCsrf,
+      function signOut(ctx) {
+        const admin = ctx.state.admin;
+        if (admin !== undefined) {
+          store.endSession(admin.token);
+          log(`admin: ${showValue(admin.session.userName)} signed out`);
+        }
+        cookies.clearSession(ctx);
+        seeOther(ctx, paths.signIn);
+      },
+    ],
+  });
+  route('/admin/directory', {
+    GET: [session, signedIn, showDirectory(paths, directory)],
+    POST: [
+      session,
+      signedIn,
+      formBody({ maxBytes: DIRECTORY_MAX_BYTES, fields: [CSRF_FIELD, ...DIRECTORY_FIELDS] }),
+      checkSessionCsrf,
+      applyDirectory(paths, directory, log),
+    ],
+  });
+
+  const routes = router.routes();
+  // Nothing runs after the admin screens: a path under /admin is theirs, answered or not.
+  return async function adminPages(ctx, _next) {
+    ctx.set(SECURITY_HEADERS);
+    ctx.state.errorPage = renderError;
+    await routes(ctx, async () => {
+      throw new ApiError('not_found', 'there is no such admin page');
+    });
+  };
+}
+
+/** The sign-in form, with a CSRF nonce cookie (kept if the browser has a good one: several tabs work). */
+function showSignIn(paths: AdminPaths, cookies: AdminCookies, csrf: SignInCsrf): Middleware<PortalState> {
+  return function showSignInForm(ctx) {
+    if (ctx.state.admin !== undefined) return seeOther(ctx, paths.directory);
+    const existing = cookies.signIn(ctx);
+    const nonce = csrf.isNonce(existing) ? existing : csrf.newNonce();
+    cookies.setSignIn(ctx, nonce);
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = signInPage({ paths, csrf: csrf.tokenFor(nonce) });
+  };
+}
+
+/**
+ * Refuse an address that has used up its wrong sign-ins before reading its body, and one that already has a
+ * sign-in being checked: failures are counted only once scrypt has answered, so without this a guesser could
+ * send many guesses at once and have them all checked before the first failure counted.
+ */
+function limitSignIns(limiter: KeyFailureLimiter): Middleware<PortalState> {
+  const checking = new Set<string>();
+  return async function limitSignInFailures(ctx, next) {
+    const ip = clientIpOf(ctx);
+    const seconds = limiter.retryAfter(ip);
+    if (seconds > 0) {
+      throw new ApiError(
+        'too_many_requests',
+        `too many wrong sign-ins from this address; try again in ${seconds} seconds`,
+        { headers: { 'Retry-After': String(seconds) } },
+      );
+    }
+    if (checking.has(ip)) {
+      throw new ApiError(
+        'too_many_requests',
+        'a sign-in from this address is being checked already; try again in a moment',
+        { headers: { 'Retry-After': '1' } },
+      );
+    }
+    checking.add(ip);
+    try {
+      await next();
+    } finally {
+      checking.delete(ip);
+    }
+  };
+}
+
+/**
+ * Check the name and password. Every refusal says the same ("wrong user name or password") and costs one
+ * scrypt run whether or not the name exists; each counts against the client address. Success starts a new
+ * session (any old one of this browser is ended) and retires the sign-in nonce.
+ */
+function signIn(
+  paths: AdminPaths,
+  cookies: AdminCookies,
+  csrf: SignInCsrf,
+  store: AdminStore,
+  limiter: KeyFailureLimiter,
+  log: (line: string) => void,
+): Middleware<PortalState> {
+  return async function checkPassword(ctx) {
+    const params = paramsOf(ctx);
+    const user = (params.get('user') ?? '').trim();
+    const password = params.get('password') ?? '';
+    const again = (status: number, error: string) => {
+      const nonce = cookies.signIn(ctx) ?? '';
+      ctx.status = status;
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = signInPage({ paths, csrf: csrf.tokenFor(nonce), user, error });
+    };
+    if (user === '' || password === '') return again(400, 'Enter a user name and a password.');
+    const ip = clientIpOf(ctx);
+    if (!(await store.verify(user, password))) {
+      limiter.recordFailure(ip);
+      log(`admin: failed sign-in from ${ip}`);
+      return again(403, 'Wrong user name or password.');
+    }
+    const old = ctx.state.admin;
+    if (old !== undefined) store.endSession(old.token);
+    const created = store.createSession(user);
+    cookies.setSession(ctx, created.token, (created.expiresAt - created.createdAt) / 1000);
+    cookies.clearSignIn(ctx);
+    ctx.state.username = user;
+    log(`admin: ${showValue(user)} signed in from ${ip}`);
+    seeOther(ctx, paths.directory);
+  };
+}
+
+function showDirectory(paths: AdminPaths, directory: DirectoryAdmin): Middleware<PortalState> {
+  return function showDirectoryForm(ctx) {
+    const { current, unreadable } = readCurrent(directory);
+    render(ctx, 200, {
+      paths,
+      user: adminOf(ctx).session.userName,
+      csrf: adminOf(ctx).session.csrfToken,
+      values: current === undefined ? EMPTY_FORM : settingsToForm(current.settings),
+      hasPassword: current?.hasPassword ?? false,
+      configured: current !== undefined,
+      unreadable,
+    });
+  };
+}
+
+/**
+ * The settings in force. Stored settings that cannot be read (a missing password file, say) are not a 500:
+ * the page says why and offers the form, so the admin can apply them again.
+ */
+function readCurrent(directory: DirectoryAdmin): {
+  current: ReturnType<DirectoryAdmin['current']>;
+  unreadable: string | undefined;
+} {
+  try {
+    return { current: directory.current(), unreadable: undefined };
+  } catch (error) {
+    if (!(error instanceof DoormanError)) throw error;
+    return { current: undefined, unreadable: error.message };
+  }
+}
+
+/**
+ * Save & apply. The form is checked here first (all problems at once, the directory not contacted); then the
+ * directory settings store validates again, connects, binds and counts groups, and keeps the new settings only
+ * if all of that worked. Either way the page shows what was typed, except the password.
+ */
+function applyDirectory(
+  paths: AdminPaths,
+  directory: DirectoryAdmin,
+  log: (line: string) => void,
+): Middleware<PortalState> {
+  return async function saveAndApply(ctx) {
+    const admin = adminOf(ctx);
+    const { current } = readCurrent(directory);
+    const form = readDirectoryForm(paramsOf(ctx), current?.hasPassword ?? false);
+    const passwordTyped = form.password !== undefined;
+    const { outcome, status } =
+      form.problems.length > 0
+        ? { outcome: { kind: 'problems', problems: form.problems, passwordTyped } as const, status: 400 }
+        : outcomeOf(await directory.apply(form.input, form.password), passwordTyped);
+    const who = showValue(admin.session.userName);
+    if (outcome.kind === 'applied') {
+      log(`admin: ${who} applied directory settings: ${groupsFound(outcome.groupCount)}`);
+    } else if (outcome.kind === 'failed') {
+      log(`admin: ${who}: directory settings not applied: ${outcome.code}`);
+    }
+    const after = outcome.kind === 'applied' ? readCurrent(directory).current : current;
+    render(ctx, status, {
+      paths,
+      user: admin.session.userName,
+      csrf: admin.session.csrfToken,
+      values:
+        outcome.kind === 'applied' && after !== undefined ? settingsToForm(after.settings) : form.values,
+      hasPassword: after?.hasPassword ?? false,
+      configured: after !== undefined,
+      unreadable: undefined,
+      outcome,
+    });
+  };
+}
+
+/** The page for what apply() answered: 200 applied, 400 for field problems, 502 when the directory failed. */
+function outcomeOf(result: ApplyResult, passwordTyped: boolean): { outcome: Outcome; status: number } {
+  if (result.ok) {
+    return {
+      outcome: { kind: 'applied', groupCount: result.groupCount, message: result.message },
+      status: 200,
+    };
+  }
+  if (result.problems !== undefined && result.problems.length > 0) {
+    return { outcome: { kind: 'problems', problems: result.problems, passwordTyped }, status: 400 };
+  }
+  const error = result.error ?? { code: 'UNKNOWN', message: 'the settings could not be applied' };
+  return {
+    outcome: { kind: 'failed', code: error.code, message: error.message, passwordTyped },
+    status: 502,
+  };
+}
+
+function render(ctx: Ctx, status: number, view: Parameters<typeof directoryPage>[0]): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = directoryPage(view);
+}
+
+function adminOf(ctx: Ctx): NonNullable<PortalState['admin']> {
+  if (ctx.state.admin === undefined) throw new Error('requireAdmin has not run for this route');
+  return ctx.state.admin;
+}

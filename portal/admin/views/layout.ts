@@ -1,0 +1,37 @@
+import { html, type Html } from '../html.ts';
+import type { AdminPaths } from '../paths.ts';
+
+/** What every page shows around its content: the sign-out button when someone is signed in. */
+export interface Chrome {
+  paths: AdminPaths;
+  signedIn?: { user: string; csrf: string };
+}
+
+/** A whole admin page. No script anywhere: the CSP forbids it, and nothing needs it. */
+export function layout(title: string, chrome: Chrome, content: Html): string {
+  const { paths, signedIn } = chrome;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>${title} · Doorman</title>
+        <link rel="stylesheet" href="${paths.style}" />
+      </head>
+      <body>
+        <header>
+          <p class="brand"><a href="${paths.root}">Doorman administration</a></p>
+          ${
+            signedIn &&
+            html`<form class="sign-out" method="post" action="${paths.signOut}">
+              <span>Signed in as <strong>${signedIn.user}</strong></span>
+              <input type="hidden" name="csrf" value="${signedIn.csrf}" />
+              <button type="submit">Sign out</button>
+            </form>`
+          }
+        </header>
+        <main>${content}</main>
+      </body>
+    </html> `.toString();
+}

@@ -1,0 +1,30 @@
+/** The admin screens' one stylesheet, served as {base}admin/style.css (the CSP allows styles from 'self' only). */
+export const STYLE = `
+:root { font-family: system-ui, sans-serif; line-height: 1.4; color: #1b1b1b; background: #f6f6f4; }
+body { margin: 0; }
+header { display: flex; justify-content: space-between; align-items: center; gap: 1rem;
+  padding: 0.6rem 1.5rem; background: #23313f; color: #fff; }
+header a { color: #fff; text-decoration: none; font-weight: 600; }
+header .brand { margin: 0; }
+header form { display: flex; gap: 0.8rem; align-items: center; margin: 0; }
+main { max-width: 48rem; margin: 1.5rem auto; padding: 0 1.5rem; }
+fieldset { border: 1px solid #c8c8c4; border-radius: 4px; margin: 0 0 1.2rem; padding: 0.8rem 1rem; background: #fff; }
+legend { font-weight: 600; padding: 0 0.3rem; }
+.field { margin: 0 0 1rem; }
+.field label, .field .label { display: block; font-weight: 600; margin-bottom: 0.2rem; }
+.choice { display: block; margin: 0.2rem 0; font-weight: normal; }
+input[type=text], input[type=password], select, textarea { box-sizing: border-box; width: 100%;
+  padding: 0.4rem; font: inherit; border: 1px solid #8a8a86; border-radius: 3px; }
+textarea { font-family: ui-monospace, monospace; font-size: 0.85rem; }
+.hint { margin: 0.2rem 0 0; color: #555; font-size: 0.9rem; }
+.problem { margin: 0.2rem 0 0; color: #a0161b; font-weight: 600; }
+.invalid input, .invalid select, .invalid textarea { border-color: #a0161b; border-width: 2px; }
+.banner { padding: 0.8rem 1rem; border-radius: 4px; margin: 0 0 1.2rem; border: 1px solid; }
+.banner p { margin: 0.2rem 0; }
+.banner.ok { background: #e7f4e8; border-color: #2d7a34; }
+.banner.error { background: #fbeaea; border-color: #a0161b; }
+.warning { margin: 0.3rem 0 0; padding: 0.4rem 0.6rem; background: #fff4d6; border-left: 4px solid #c98a00; }
+button { font: inherit; padding: 0.45rem 1.1rem; border-radius: 3px; border: 1px solid #23313f;
+  background: #23313f; color: #fff; cursor: pointer; }
+header button { background: transparent; border-color: #fff; }
+`;

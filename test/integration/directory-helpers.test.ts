@@ -1,0 +1,129 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HelperProcess } from '../harness/helper-process.ts';
+import { ROOT } from '../harness/lab.ts';
+import { run } from '../harness/run.ts';
+import { startSlapd, USER_PASSWORD, type Slapd } from '../harness/slapd.ts';
+
+/**
+ * The Basic and group helpers over their pipes, as Squid drives them, against a real slapd: bad input of
+ * every kind gets ERR or BH and the helper stays up; an outage gives BH and the helper recovers alone.
+ */
+let slapd: Slapd;
+let dir: string;
+let config: string;
+let basic: HelperProcess;
+let group: HelperProcess;
+const esc = encodeURIComponent;
+
+beforeAll(async () => {
+  slapd = await startSlapd();
+  dir = mkdtempSync(join(tmpdir(), 'doorman-dirhelpers-'));
+  chmodSync(dir, 0o755);
+  config = join(dir, 'doorman.json');
+  writeFileSync(config, JSON.stringify({ stateDir: join(dir, 'state') }));
+  await run(
+    join(ROOT, 'bin', 'doorman'),
+    [
+      'directory',
+      'set',
+      '--config',
+      config,
+      '--kind',
+      'open-directory',
+      '--host',
+      slapd.host,
+      '--port',
+      String(slapd.port),
+      '--transport',
+      'starttls',
+      '--ca-file',
+      slapd.caFile,
+      '--base-dn',
+      slapd.baseDn,
+      '--bind-dn',
+      slapd.bindDn,
+      '--password-stdin',
+      // every group question goes to the directory, so the outage below reaches the group helper too
+      '--group-cache',
+      '0',
+    ],
+    { input: `${slapd.bindPassword}\n` },
+  );
+  basic = new HelperProcess('basic-auth.ts', ['--config', config]);
+  group = new HelperProcess('group-acl.ts', ['--config', config]);
+}, 30_000);
+afterAll(async () => {
+  basic?.child.kill();
+  group?.child.kill();
+  await slapd?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('basic-auth helper', () => {
+  it('answers OK with the normalised name, ERR for a wrong password', async () => {
+    expect(await basic.ask(`Alice ${esc(USER_PASSWORD)}`)).toBe('OK user=alice');
+    expect(await basic.ask(`alice wrong`)).toBe('ERR message=wrong-password');
+  });
+
+  it.each([
+    ['a wildcard user name', `* ${esc(USER_PASSWORD)}`],
+    ['a filter injection', `${esc(')(uid=*')} ${esc(USER_PASSWORD)}`],
+    ['an injection with a valid prefix', `${esc('alice)(uid=*')} ${esc(USER_PASSWORD)}`],
+    ['an escaped NUL', `${esc('\\00')} ${esc(USER_PASSWORD)}`],
+    ['a 10 kB user name', `${'a'.repeat(10_000)} ${esc(USER_PASSWORD)}`],
+    ['an empty password', `alice %00`.replace(' %00', ' ')],
+    ['no password at all', 'alice'],
+    ['nothing', ''],
+  ])('refuses %s with ERR and stays up', async (_name, fields) => {
+    expect(await basic.ask(fields)).toMatch(/^ERR/);
+    expect(basic.alive).toBe(true);
+  });
+
+  it('logs to stderr and never the password', () => {
+    expect(basic.stderr).toMatch(/doorman-basic-auth/);
+    expect(basic.stderr).not.toContain(USER_PASSWORD);
+    expect(basic.stderr).not.toContain(slapd.bindPassword);
+  });
+});
+
+describe('group helper', () => {
+  it('answers OK for direct, nested, posix, uniqueMember and non-ASCII groups, ERR otherwise', async () => {
+    expect(await group.ask(`alice ${esc('Staff Users')}`)).toBe('OK');
+    expect(await group.ask(`bob level2`)).toBe('OK');
+    expect(await group.ask(`carol posix-staff`)).toBe('OK');
+    expect(await group.ask(`dave unique-group`)).toBe('OK');
+    expect(await group.ask(`erin ${esc('Ünïcødé Group')}`)).toBe('OK');
+    expect(await group.ask(`dave cycle-a`)).toBe('OK');
+    expect(await group.ask(`carol ${esc('Staff Users')}`)).toBe('ERR');
+    expect(await group.ask(`alice nosuchgroup ${esc('Staff Users')}`)).toBe('OK');
+  });
+
+  it.each([
+    ['a wildcard user', `* ${esc('Staff Users')}`],
+    ['a filter injection in the group', `alice ${esc('*)(cn=*')}`],
+    ['no group', 'alice -'],
+    ['an unknown user', `mallory ${esc('Staff Users')}`],
+  ])('answers ERR to %s and stays up', async (_name, fields) => {
+    expect(await group.ask(fields)).toMatch(/^ERR/);
+    expect(group.alive).toBe(true);
+  });
+});
+
+describe('a directory outage', () => {
+  it('gets BH while the directory is down, then answers again without a restart', async () => {
+    await slapd.halt();
+    expect(await basic.ask(`bob ${esc(USER_PASSWORD)}`)).toMatch(/^BH message=directory/);
+    expect(await group.ask(`bob proxy-users`)).toMatch(/^BH message=directory/);
+    await slapd.restart();
+    expect(await basic.ask(`bob ${esc(USER_PASSWORD)}`)).toBe('OK user=bob');
+    expect(await group.ask(`bob proxy-users`)).toBe('OK');
+  });
+
+  it('exits cleanly when Squid closes the pipe', async () => {
+    expect(await basic.end()).toBe(0);
+    expect(await group.end()).toBe(0);
+  });
+});

@@ -1,0 +1,177 @@
+import { ManualClock } from '../../../../lib/clock.ts';
+import { configSchema, type ConfigInput } from '../../../../lib/config/schema.ts';
+import { directorySettingsSchema, type DirectorySettings } from '../../../../lib/directory/settings.ts';
+import { AdminStore } from '../../../../lib/store/admin-store.ts';
+import { ApiKeyStore } from '../../../../lib/store/api-key-store.ts';
+import { openDatabase, type Db } from '../../../../lib/store/database.ts';
+import { SessionStore } from '../../../../lib/store/session-store.ts';
+import type { ApplyResult, DirectoryAdmin } from '../../../../portal/admin/directory-admin.ts';
+import type { AdminDeps } from '../../../../portal/admin/routes.ts';
+import { createApp } from '../../../../portal/app.ts';
+import { startServer, type RunningServer } from '../../../../portal/server.ts';
+import { FORM, sendTo, type Reply, type SendOptions } from '../harness.ts';
+
+export const ADMIN = 'root';
+export const ADMIN_PASSWORD = 'Adm1n pässword';
+export const BIND_PASSWORD = 'bind-S3cret!';
+
+/**
+ * A stand-in for the directory settings store: apply() answers what the test says (by default: valid input
+ * is applied and 42 groups are found) and records what it was given.
+ */
+export class FakeDirectory implements DirectoryAdmin {
+  stored: { settings: DirectorySettings; password: string } | undefined;
+  calls: Array<{ input: unknown; password: string | undefined }> = [];
+  answer: ApplyResult | undefined;
+
+  current() {
+    return this.stored && { settings: this.stored.settings, hasPassword: this.stored.password !== '' };
+  }
+
+  async apply(input: unknown, password: string | undefined): Promise<ApplyResult> {
+    this.calls.push({ input, password });
+    if (this.answer !== undefined) return this.answer;
+    const parsed = directorySettingsSchema.safeParse(input);
+    if (!parsed.success) {
+      return {
+        ok: false,
+        problems: parsed.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })),
+      };
+    }
+    this.stored = { settings: parsed.data, password: password ?? this.stored?.password ?? '' };
+    return { ok: true, groupCount: 42, message: 'Found 42 user groups under DC=example,DC=test' };
+  }
+}
+
+export const SETTINGS: DirectorySettings = directorySettingsSchema.parse({
+  kind: 'active-directory',
+  host: 'dc1.example.test',
+  baseDn: 'DC=example,DC=test',
+  bindDn: 'CN=Squid Proxy,CN=Users,DC=example,DC=test',
+  transport: 'ldaps',
+});
+
+interface Cookie {
+  value: string;
+  path: string;
+}
+
+/** A browser as far as the admin screens care: a cookie jar honouring Path and Max-Age=0, and one address. */
+export class Browser {
+  readonly cookies = new Map<string, Cookie>();
+  readonly #portal: AdminPortal;
+  readonly #from: string | undefined;
+
+  constructor(portal: AdminPortal, from?: string) {
+    this.#portal = portal;
+    this.#from = from;
+  }
+
+  async send(options: SendOptions): Promise<Reply> {
+    const cookie = [...this.cookies]
+      .filter(([, c]) => options.path.startsWith(c.path))
+      .map(([name, c]) => `${name}=${c.value}`)
+      .join('; ');
+    const headers = { ...options.headers, ...(cookie === '' ? {} : { Cookie: cookie }) };
+    const reply = await this.#portal.send({
+      ...options,
+      headers,
+      ...(this.#from === undefined ? {} : { from: this.#from }),
+    });
+    for (const line of setCookies(reply)) {
+      const [pair = '', ...attributes] = line.split(';').map((s) => s.trim());
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq);
+      const path = attributes.find((a) => a.startsWith('Path='))?.slice(5) ?? '/';
+      if (attributes.includes('Max-Age=0')) this.cookies.delete(name);
+      else this.cookies.set(name, { value: pair.slice(eq + 1), path });
+    }
+    return reply;
+  }
+
+  get(path: string): Promise<Reply> {
+    return this.send({ path });
+  }
+
+  post(path: string, form: Record<string, string>): Promise<Reply> {
+    return this.send({
+      method: 'POST',
+      path,
+      headers: { 'Content-Type': FORM },
+      body: new URLSearchParams(form).toString(),
+    });
+  }
+
+  /** GET the sign-in page and post the form on it. */
+  async signIn(user = ADMIN, password = ADMIN_PASSWORD): Promise<Reply> {
+    const page = await this.get(`${this.#portal.base}admin/sign-in`);
+    return this.post(`${this.#portal.base}admin/sign-in`, { csrf: csrfOf(page), user, password });
+  }
+}
+
+export function setCookies(reply: Reply): string[] {
+  const header = reply.headers['set-cookie'];
+  return header === undefined ? [] : header;
+}
+
+/** The hidden CSRF field of the (first) form on a page. */
+export function csrfOf(reply: Reply): string {
+  const m = /<input type="hidden" name="csrf" value="([^"]*)"/.exec(reply.text);
+  if (m === null) throw new Error(`no CSRF field on the page (status ${reply.status}):\n${reply.text}`);
+  return m[1] as string;
+}
+
+export interface AdminPortal {
+  server: RunningServer;
+  db: Db;
+  clock: ManualClock;
+  store: AdminStore;
+  directory: FakeDirectory;
+  logs: string[];
+  /** The path of baseUrl: '/' unless the test configures another. */
+  base: string;
+  send(options: SendOptions): Promise<Reply>;
+  browser(from?: string): Browser;
+  close(): Promise<void>;
+}
+
+/** The portal with its admin screens, an admin `root` with ADMIN_PASSWORD, and a fake directory. */
+export async function startAdminPortal(
+  config: ConfigInput = {},
+  options: Partial<Pick<AdminDeps, 'signInLimits'>> = {},
+): Promise<AdminPortal> {
+  const db = openDatabase(':memory:');
+  const clock = new ManualClock();
+  const store = new AdminStore(db, clock);
+  await store.setPassword(ADMIN, ADMIN_PASSWORD);
+  const directory = new FakeDirectory();
+  const logs: string[] = [];
+  const parsed = configSchema.parse(config);
+  const app = createApp({
+    config: parsed,
+    sessions: new SessionStore(db, clock),
+    apiKeys: new ApiKeyStore(db, clock),
+    clock,
+    log: (l) => logs.push(l),
+    admin: { store, directory, ...options },
+  });
+  const server = await startServer(app, [{ host: '127.0.0.1', port: 0 }]);
+  const target = server.addresses[0];
+  if (target === undefined) throw new Error('the portal listens nowhere');
+  const portal: AdminPortal = {
+    server,
+    db,
+    clock,
+    store,
+    directory,
+    logs,
+    base: new URL(parsed.baseUrl).pathname,
+    send: (o) => sendTo(target, o),
+    browser: (from) => new Browser(portal, from),
+    close: async () => {
+      await server.close();
+      db.close();
+    },
+  };
+  return portal;
+}
