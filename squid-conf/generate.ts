@@ -80,8 +80,9 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     '# Doorman takes the client address from X-Forwarded-For only when the request comes from a trusted proxy.',
     'forwarded_for on',
     '',
-    "# Squid's native format with the user (session, or Basic login) and the request time in ms.",
-    `logformat ${names.logFormat} %ts.%03tu %6tr %>a %Ss/%03>Hs %<st %rm %ru %[un %Sh/%<a %mt`,
+    "# Squid's native format, with the user as Doorman's helpers named it (user=, kept by Squid as a note):",
+    "# the normalised name for every login form (Squid's own %un keeps a Basic login as typed: EXAMPLE\\alice).",
+    `logformat ${names.logFormat} %ts.%03tu %6tr %>a %Ss/%03>Hs %<st %rm %ru %{user}note %Sh/%<a %mt`,
   ];
   if (options.accessLog !== undefined) {
     lines.push(`access_log stdio:${token(options.accessLog, 'access log path')} ${names.logFormat}`);

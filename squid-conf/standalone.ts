@@ -32,7 +32,7 @@ export function generateStandalone(options: StandaloneOptions): string {
     `include ${options.include}`,
     `access_log stdio:${join(dir, 'logs', 'access.log')} doorman`,
     '# Tell the client who Squid thinks it is (handy to see identification work; drop it in production).',
-    'reply_header_add X-Doorman-User "%un"',
+    'reply_header_add X-Doorman-User "%{user}note"',
     'http_access deny all',
   ].join('\n')}\n`;
 }

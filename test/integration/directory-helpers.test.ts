@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyDirectory } from '../harness/apply-directory.ts';
 import { HelperProcess } from '../harness/helper-process.ts';
 import { ROOT } from '../harness/lab.ts';
 import { run } from '../harness/run.ts';
@@ -24,33 +25,11 @@ beforeAll(async () => {
   chmodSync(dir, 0o755);
   config = join(dir, 'doorman.json');
   writeFileSync(config, JSON.stringify({ stateDir: join(dir, 'state') }));
-  await run(
-    join(ROOT, 'bin', 'doorman'),
-    [
-      'directory',
-      'set',
-      '--config',
-      config,
-      '--kind',
-      'open-directory',
-      '--host',
-      slapd.host,
-      '--port',
-      String(slapd.port),
-      '--transport',
-      'starttls',
-      '--ca-file',
-      slapd.caFile,
-      '--base-dn',
-      slapd.baseDn,
-      '--bind-dn',
-      slapd.bindDn,
-      '--password-stdin',
-      // every group question goes to the directory, so the outage below reaches the group helper too
-      '--group-cache',
-      '0',
-    ],
-    { input: `${slapd.bindPassword}\n` },
+  // every group question goes to the directory, so the outage below reaches the group helper too
+  await applyDirectory(
+    (args, options) => run(join(ROOT, 'bin', 'doorman'), [...args, '--config', config], options),
+    slapd,
+    ['--group-cache', '0'],
   );
   basic = new HelperProcess('basic-auth.ts', ['--config', config]);
   group = new HelperProcess('group-acl.ts', ['--config', config]);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyDirectory } from '../harness/apply-directory.ts';
 import { curlViaProxy } from '../harness/curl.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
 import { startSlapd, USER_PASSWORD, type Slapd } from '../harness/slapd.ts';
@@ -21,28 +22,7 @@ beforeAll(async () => {
       },
     },
     beforeSquid: async (doorman) => {
-      const applied = await doorman(
-        [
-          'directory',
-          'set',
-          '--kind',
-          'open-directory',
-          '--host',
-          slapd.host,
-          '--port',
-          String(slapd.ldapsPort),
-          '--transport',
-          'ldaps',
-          '--ca-file',
-          slapd.caFile,
-          '--base-dn',
-          slapd.baseDn,
-          '--bind-dn',
-          slapd.bindDn,
-          '--password-stdin',
-        ],
-        { input: `${slapd.bindPassword}\n` },
-      );
+      const applied = await applyDirectory(doorman, slapd);
       expect(applied.stdout).toMatch(/^Found \d+ user groups$/m);
     },
   });

@@ -61,7 +61,7 @@ describe('generateInclude', () => {
 
   it('defines the doorman log format with the user, and an access_log only when asked', () => {
     const plain = generateInclude(parseConfig({}, 't'), runtime);
-    expect(plain).toMatch(/^logformat doorman .* %\[un /m);
+    expect(plain).toMatch(/^logformat doorman .* %\{user\}note /m);
     expect(plain).not.toMatch(/^access_log/m);
     expect(
       generateInclude(parseConfig({}, 't'), runtime, { accessLog: '/var/log/squid/doorman.log' }),
