@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { systemClock } from '../lib/clock.ts';
+import { showValue } from '../lib/errors.ts';
 import { dbPath, loadConfig, type LoadedConfig } from '../lib/config/load.ts';
 import { AdminStore } from '../lib/store/admin-store.ts';
 import { ApiKeyStore } from '../lib/store/api-key-store.ts';
@@ -39,6 +40,32 @@ export function parse<T extends ParseArgsConfig>(config: T): ReturnType<typeof p
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/**
+ * The action word of a command (`doorman sessions list`) and its arguments, at most `maxArgs` of them:
+ * anything else is a usage error naming what was allowed.
+ */
+export function actionOf<const A extends string>(
+  command: string,
+  positionals: readonly string[],
+  allowed: readonly A[],
+  maxArgs = 0,
+): { action: A; args: string[] } {
+  const [word, ...args] = positionals;
+  if (word === undefined || !(allowed as readonly string[]).includes(word)) {
+    const choices = `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`;
+    throw new UsageError(
+      `${command}: expected ${choices}, got ${word === undefined ? 'nothing' : showValue(word)}`,
+    );
+  }
+  noExtra(args.slice(maxArgs));
+  return { action: word as A, args };
+}
+
+/** A usage error for the first argument nobody asked for. */
+export function noExtra(extra: readonly string[]): void {
+  if (extra.length > 0) throw new UsageError(`unexpected argument ${showValue(extra[0] ?? '')}`);
 }
 
 export function configFrom(option: string | undefined): LoadedConfig {

@@ -1,8 +1,10 @@
 import { systemClock } from '../../lib/clock.ts';
-import { InvalidInputError, showValue } from '../../lib/errors.ts';
+import { InvalidInputError } from '../../lib/errors.ts';
 import { MAX_PASSWORD_BYTES } from '../../lib/security/password-hash.ts';
 import { AdminStore } from '../../lib/store/admin-store.ts';
 import {
+  actionOf,
+  type Command,
   CONFIG_HELP,
   CONFIG_OPTION,
   configFrom,
@@ -12,7 +14,6 @@ import {
   out,
   parse,
   UsageError,
-  type Command,
 } from '../command.ts';
 import { promptHidden, readFirstLine, type TtyInput } from '../read-secret.ts';
 
@@ -43,13 +44,7 @@ export const adminCommand: Command = {
       allowPositionals: true,
     });
     if (values.help) return (out(help), EXIT.ok);
-    const [action, ...extra] = positionals;
-    if (extra.length > 0) throw new UsageError(`unexpected argument ${showValue(extra[0] ?? '')}`);
-    if (action !== 'passwd' && action !== 'list' && action !== 'remove') {
-      throw new UsageError(
-        `admin: expected passwd, list or remove, got ${action === undefined ? 'nothing' : showValue(action)}`,
-      );
-    }
+    const { action } = actionOf('admin', positionals, ['passwd', 'list', 'remove']);
     if (action === 'list' && values.user !== undefined)
       throw new UsageError('admin list: --user is not used');
     if (action !== 'list' && values.user === undefined)

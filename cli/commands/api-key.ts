@@ -1,5 +1,6 @@
-import { showValue } from '../../lib/errors.ts';
 import {
+  actionOf,
+  type Command,
   CONFIG_HELP,
   CONFIG_OPTION,
   configFrom,
@@ -9,7 +10,6 @@ import {
   out,
   parse,
   UsageError,
-  type Command,
 } from '../command.ts';
 
 const help = `Usage: doorman api-key create --name NAME
@@ -36,13 +36,7 @@ export const apiKeyCommand: Command = {
       allowPositionals: true,
     });
     if (values.help) return (out(help), EXIT.ok);
-    const [action, ...extra] = positionals;
-    if (extra.length > 0) throw new UsageError(`unexpected argument ${showValue(extra[0] ?? '')}`);
-    if (action !== 'create' && action !== 'list' && action !== 'revoke') {
-      throw new UsageError(
-        `api-key: expected create, list or revoke, got ${action === undefined ? 'nothing' : showValue(action)}`,
-      );
-    }
+    const { action } = actionOf('api-key', positionals, ['create', 'list', 'revoke']);
     if (action !== 'list' && values.name === undefined)
       throw new UsageError(`api-key ${action}: --name is required`);
     const stores = openStores(configFrom(values.config));

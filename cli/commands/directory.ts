@@ -10,6 +10,8 @@ import {
 } from '../../lib/store/directory-settings-store.ts';
 import { readFirstLine } from '../read-secret.ts';
 import {
+  actionOf,
+  type Command,
   CONFIG_HELP,
   CONFIG_OPTION,
   configFrom,
@@ -18,7 +20,6 @@ import {
   out,
   parse,
   UsageError,
-  type Command,
 } from '../command.ts';
 
 const help = `Usage: doorman directory show
@@ -84,13 +85,7 @@ export const directoryCommand: Command = {
       allowPositionals: true,
     });
     if (values.help) return (out(help), EXIT.ok);
-    const [action, ...extra] = positionals;
-    if (extra.length > 0) throw new UsageError(`unexpected argument ${showValue(extra[0] ?? '')}`);
-    if (action !== 'set' && action !== 'test' && action !== 'show') {
-      throw new UsageError(
-        `directory: expected set, test or show, got ${action === undefined ? 'nothing' : showValue(action)}`,
-      );
-    }
+    const { action } = actionOf('directory', positionals, ['set', 'test', 'show']);
     // Read everything the user gave before dropping privileges (the CA file may be readable by root only).
     const input: Record<string, unknown> | undefined =
       action === 'set'

@@ -6,15 +6,15 @@ import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
 import { startServer } from '../../portal/server.ts';
 import {
+  type Command,
   CONFIG_HELP,
   CONFIG_OPTION,
   configFrom,
   EXIT,
+  noExtra,
   openStores,
   out,
   parse,
-  UsageError,
-  type Command,
 } from '../command.ts';
 
 const help = `Usage: doorman serve
@@ -33,7 +33,7 @@ export const serveCommand: Command = {
   async run(argv) {
     const { values, positionals } = parse({ args: argv, options: CONFIG_OPTION, allowPositionals: true });
     if (values.help) return (out(help), EXIT.ok);
-    if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+    noExtra(positionals);
     const loaded = configFrom(values.config);
     const log = stderrLog('doorman');
     // Bind first (ports below 1024 need root), then give up root before the DB is opened or a request read.

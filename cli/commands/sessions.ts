@@ -1,16 +1,18 @@
 import { showValue } from '../../lib/errors.ts';
 import { normaliseIp } from '../../lib/net/address.ts';
 import {
+  actionOf,
+  type Command,
   CONFIG_HELP,
   CONFIG_OPTION,
   configFrom,
   EXIT,
   iso,
+  noExtra,
   openStores,
   out,
   parse,
   UsageError,
-  type Command,
 } from '../command.ts';
 
 const help = `Usage: doorman sessions list
@@ -33,21 +35,18 @@ export const sessionsCommand: Command = {
   async run(argv) {
     const { values, positionals } = parse({ args: argv, options: CONFIG_OPTION, allowPositionals: true });
     if (values.help) return (out(help), EXIT.ok);
-    const [action, arg, ...extra] = positionals;
-    if (extra.length > 0) throw new UsageError(`unexpected argument ${showValue(extra[0] ?? '')}`);
+    const { action, args } = actionOf('sessions', positionals, ['list', 'end', 'clear'], 1);
+    const [arg] = args;
     let ip: string | undefined;
     if (action === 'end') {
       ip = normaliseIp(arg ?? '');
-      if (ip === undefined)
+      if (ip === undefined) {
         throw new UsageError(
           `sessions end: ${arg === undefined ? 'an IP address is required' : `${showValue(arg)} is not an IP address`}`,
         );
-    } else if (action !== 'list' && action !== 'clear') {
-      throw new UsageError(
-        `sessions: expected list, end or clear, got ${action === undefined ? 'nothing' : showValue(action)}`,
-      );
-    } else if (arg !== undefined) {
-      throw new UsageError(`sessions ${action}: unexpected argument ${showValue(arg)}`);
+      }
+    } else {
+      noExtra(args);
     }
     const stores = openStores(configFrom(values.config));
     try {

@@ -5,14 +5,15 @@ import { lookupUser } from '../../lib/system/service-user.ts';
 import { generateInclude, type Runtime } from '../../squid-conf/generate.ts';
 import { generateStandalone } from '../../squid-conf/standalone.ts';
 import {
+  type Command,
   CONFIG_HELP,
   CONFIG_OPTION,
   configFrom,
   EXIT,
+  noExtra,
   out,
   parse,
   UsageError,
-  type Command,
 } from '../command.ts';
 
 const help = `Usage: doorman squid-conf [--access-log FILE]
@@ -58,7 +59,7 @@ export const squidConfCommand: Command = {
       allowPositionals: true,
     });
     if (values.help) return (out(help), EXIT.ok);
-    if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+    noExtra(positionals);
     const loaded = configFrom(values.config);
     const rt = runtime(loaded.path);
     const accessLog = values['access-log'];
