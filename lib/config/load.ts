@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import type { z } from 'zod';
 import { DoormanError } from '../errors.ts';
 import { configSchema, type Config } from './schema.ts';
@@ -60,5 +60,5 @@ export function loadConfig(explicitPath?: string): LoadedConfig {
 }
 
 export function dbPath(config: Config): string {
-  return isAbsolute(config.dbFile) ? config.dbFile : join(config.stateDir, config.dbFile);
+  return join(config.stateDir, config.dbFile);
 }

@@ -46,8 +46,11 @@ export const configSchema = z
     trustedProxies: z.array(ipAddress).default(['127.0.0.1', '::1']),
     /** Directory of the session DB; readable by serviceUser and nobody else. */
     stateDir: z.string().startsWith('/', 'must be an absolute path').default('/var/lib/doorman'),
-    /** The SQLite session DB. Relative to stateDir unless absolute. */
-    dbFile: z.string().min(1).default('doorman.db'),
+    /** The SQLite session DB: a file name in stateDir (which alone is made private to serviceUser). */
+    dbFile: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be a plain file name in stateDir, e.g. doorman.db')
+      .default('doorman.db'),
     /**
      * The user Squid runs helpers as (Debian: proxy). Started as root, Doorman gives the state dir to this
      * user and runs as it, so Squid's helpers and the web app share one DB. Ignored when not root.

@@ -1,6 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  fchownSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+} from 'node:fs';
 import type { Config } from '../config/schema.ts';
 import { dbPath } from '../config/load.ts';
 import { DoormanError } from '../errors.ts';
@@ -33,16 +41,38 @@ export function lookupUser(name: string): Account {
  */
 export function becomeServiceUser(config: Config): void {
   process.umask(0o077);
-  const dir = dirname(dbPath(config));
+  const dir = config.stateDir;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (process.getuid?.() !== 0) return;
   const account = lookupUser(config.serviceUser);
-  const stat = statSync(dir);
+  // Root must not follow a link the service user planted in its own directory (doorman.db-wal -> /etc/shadow
+  // would hand /etc/shadow to it): the directory and each DB file must be what they claim, and are changed
+  // through a descriptor opened without following links.
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory()) {
+    throw new DoormanError(
+      'PRIVILEGES',
+      `stateDir: ${dir} is not a directory (a symbolic link?); refusing to use it`,
+    );
+  }
   if (stat.uid !== account.uid || stat.gid !== account.gid) chownSync(dir, account.uid, account.gid);
   if ((stat.mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
   // A DB once opened by root (an older Doorman, a manual sqlite3 session) would lock the service user out.
   for (const file of ['', '-wal', '-shm'].map((suffix) => dbPath(config) + suffix)) {
-    if (existsSync(file) && statSync(file).uid !== account.uid) chownSync(file, account.uid, account.gid);
+    const found = lstatSync(file, { throwIfNoEntry: false });
+    if (found === undefined || found.uid === account.uid) continue;
+    if (!found.isFile()) {
+      throw new DoormanError(
+        'PRIVILEGES',
+        `${file} is not a regular file (a symbolic link?); refusing to use it`,
+      );
+    }
+    const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      fchownSync(fd, account.uid, account.gid);
+    } finally {
+      closeSync(fd);
+    }
   }
   process.setgroups?.([account.gid]);
   process.setgid?.(account.gid);

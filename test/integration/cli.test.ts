@@ -1,5 +1,14 @@
 import { execFile as execFileCb, execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -95,6 +104,22 @@ describe('doorman CLI', () => {
       expect(stat.uid, file).toBe(proxyUid);
       expect(stat.mode & 0o077, file).toBe(0);
     }
+  });
+
+  it('refuses to chown a link planted in the state directory (it could point at /etc/shadow)', async () => {
+    const state = join(dir, 'trap-state');
+    const target = join(dir, 'precious');
+    writeFileSync(target, 'root only\n', { mode: 0o600 });
+    mkdirSync(state, { mode: 0o700 });
+    symlinkSync(target, join(state, 'doorman.db-wal'));
+    const trapConfig = join(dir, 'trap.json');
+    writeFileSync(trapConfig, JSON.stringify({ stateDir: state }));
+    const run = await doorman('sessions', 'list', '--config', trapConfig);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /doorman\.db-wal is not a regular file \(a symbolic link\?\); refusing to use it/,
+    );
+    expect(statSync(target).uid).toBe(0);
   });
 
   it('lists, ends and clears sessions', async () => {

@@ -62,7 +62,7 @@ describe('embedded defaults', () => {
         baseUrl: 'https://doorman.example.org/id/',
         listen: [{ host: '0.0.0.0', port: 443 }],
         stateDir: '/srv/doorman',
-        dbFile: '/tmp/other.db',
+        dbFile: 'other.db',
         serviceUser: 'squid',
         lastSeenFlushSeconds: 5,
       },
@@ -73,7 +73,7 @@ describe('embedded defaults', () => {
       baseUrl: 'https://doorman.example.org/id/',
       listen: [{ host: '0.0.0.0', port: 443 }],
       stateDir: '/srv/doorman',
-      dbFile: '/tmp/other.db',
+      dbFile: 'other.db',
       serviceUser: 'squid',
       lastSeenFlushSeconds: 5,
     });
@@ -212,7 +212,7 @@ describe('validation', () => {
     [{ squid: { childrenMax: 65 } }, 'squid.childrenMax: Too big: expected number to be <=64'],
     [{ listen: [{ host: '::1', port: 65_536 }] }, 'listen.0.port: Too big: expected number to be <=65535'],
     [{ lastSeenFlushSeconds: 0 }, 'lastSeenFlushSeconds: Too small: expected number to be >=1'],
-    [{ dbFile: '' }, 'dbFile: Too small: expected string to have >=1 characters'],
+    [{ dbFile: '' }, 'dbFile: must be a plain file name in stateDir, e.g. doorman.db'],
   ])('bounds: %j', (document, line) => {
     expect(thrown(() => parseConfig(document, 'test'))).toMatchObject({
       code: 'CONFIG_INVALID',
@@ -293,9 +293,14 @@ describe('dbPath', () => {
     expect(dbPath(parseConfig({ stateDir: '/srv/doorman' }, 'test'))).toBe('/srv/doorman/doorman.db');
   });
 
-  it('keeps an absolute dbFile', () => {
-    expect(dbPath(parseConfig({ dbFile: '/tmp/sessions.db' }, 'test'))).toBe('/tmp/sessions.db');
-  });
+  it.each(['/tmp/sessions.db', '../sessions.db', 'sub/sessions.db', '.hidden'])(
+    'refuses %s: the DB lives in stateDir, the one directory made private to the service user',
+    (dbFile) => {
+      expect(thrown(() => parseConfig({ dbFile }, 'test')).message).toMatch(
+        /dbFile: must be a plain file name in stateDir/,
+      );
+    },
+  );
 });
 
 function escapeRegExp(text: string): string {
