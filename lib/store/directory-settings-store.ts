@@ -138,6 +138,13 @@ export class DirectorySettingsStore {
     if (secret === undefined) {
       secret = this.#readPassword();
       if (secret === undefined) problems.push({ field: 'password', message: 'is required' });
+      else if (checked.ok && this.#sendsPasswordElsewhere(checked.settings)) {
+        // Otherwise anyone at the settings screen could send the stored password to a server of theirs.
+        problems.push({
+          field: 'password',
+          message: 'is required again when the server, port, transport, CA or bind account changes',
+        });
+      }
     } else if (secret.length === 0) {
       problems.push({
         field: 'password',
@@ -161,6 +168,15 @@ export class DirectorySettingsStore {
     this.#write(settings, password);
     const n = tested.groupCount;
     return { ok: true, groupCount: n, message: `Found ${n} user group${n === 1 ? '' : 's'}`, settings };
+  }
+
+  /** Whether `next` would send the stored bind password somewhere, or as someone, it was not sent before. */
+  #sendsPasswordElsewhere(next: DirectorySettings): boolean {
+    const row = this.#get.get(ROW) as Row | undefined;
+    if (row === undefined) return true;
+    const current = JSON.parse(row.value) as Partial<DirectorySettings>;
+    const keys = ['kind', 'host', 'address', 'port', 'transport', 'caCertificate', 'bindDn'] as const;
+    return keys.some((key) => current[key] !== next[key]);
   }
 
   /**

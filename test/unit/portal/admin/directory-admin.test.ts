@@ -35,11 +35,40 @@ describe('directoryAdminFrom (the real settings store behind the admin screens)'
       hasPassword: true,
     });
     expect(JSON.stringify(current)).not.toContain('bind secret');
-    expect(await admin.apply({ ...INPUT, host: 'ldap2.example.test' }, undefined)).toMatchObject({
+    expect(await admin.apply({ ...INPUT, baseDn: 'dc=example,dc=org' }, undefined)).toMatchObject({
       ok: true,
     });
     expect(tested).toEqual(['bind secret', 'bind secret']);
-    expect(admin.current()?.settings.host).toBe('ldap2.example.test');
+    expect(admin.current()?.settings.baseDn).toBe('dc=example,dc=org');
+  });
+
+  it('wants the password again before sending it to another server or as another account', async () => {
+    const store = new DirectorySettingsStore(tmp.connect(), {
+      passwordFile: join(tmp.dir, 'bind-password'),
+      clock: new ManualClock(),
+    });
+    const tested: string[] = [];
+    const admin = directoryAdminFrom(store, {
+      test: async (_settings, password) => {
+        tested.push(password);
+        return { ok: true, groupCount: 7 };
+      },
+    });
+    await admin.apply({ ...INPUT, baseDn: 'dc=example,dc=test' }, 'bind secret');
+    for (const change of [
+      { host: 'attacker.example.test' },
+      { transport: 'plain' },
+      { port: 3389 },
+      { address: '192.0.2.7' },
+      { bindDn: 'uid=other,cn=users,dc=example,dc=test' },
+    ]) {
+      expect(await admin.apply({ ...INPUT, ...change }, undefined), JSON.stringify(change)).toMatchObject({
+        ok: false,
+        problems: [{ field: 'password', message: expect.stringMatching(/required again/) }],
+      });
+    }
+    expect(tested).toEqual(['bind secret']);
+    expect(admin.current()?.settings.host).toBe('ldap.example.test');
   });
 
   it('passes field problems and directory errors through unchanged, and keeps the old settings', async () => {
@@ -58,7 +87,7 @@ describe('directoryAdminFrom (the real settings store behind the admin screens)'
     const problems = await admin.apply({ ...INPUT, baseDn: 'ou=x' }, undefined);
     expect(problems).toMatchObject({ ok: false, problems: [{ field: 'baseDn' }] });
     fail = true;
-    const failed = await admin.apply({ ...INPUT, host: 'ldap9.example.test' }, undefined);
+    const failed = await admin.apply({ ...INPUT, host: 'ldap9.example.test' }, 'pw');
     expect(failed).toMatchObject({
       ok: false,
       error: { code: 'UNREACHABLE', message: 'cannot reach ldap9.example.test:636' },
