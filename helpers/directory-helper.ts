@@ -40,18 +40,20 @@ export async function runDirectoryHelper(
   const { values } = parseArgs({
     options: { config: { type: 'string' }, sequential: { type: 'boolean', default: false } },
   });
-  const { config } = loadConfig(values.config);
+  // The configuration is read inside, so a broken one is answered with BH and retried, not an exit.
   const runtime = new Reopening(
     'directory settings',
     () => {
+      const { config } = loadConfig(values.config);
       const db = openDatabase(dbPath(config), { mustExist: true });
       const store = new DirectorySettingsStore(db, {
         passwordFile: directoryPasswordPath(config),
         clock: systemClock,
       });
-      return new DirectoryRuntime(store, { clock: systemClock, log });
+      return new DirectoryRuntime(store, { db, clock: systemClock, log });
     },
     log,
+    (dropped) => void dropped.close(),
   );
   await runHelper({
     input: process.stdin,

@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.ts';
+import type { Db } from '../lib/store/database.ts';
 import { Directory } from '../lib/directory/directory.ts';
 import type { Log } from '../lib/log.ts';
 import type { DirectorySettingsStore } from '../lib/store/directory-settings-store.ts';
@@ -10,13 +11,15 @@ import type { DirectorySettingsStore } from '../lib/store/directory-settings-sto
  */
 export class DirectoryRuntime {
   readonly #store: DirectorySettingsStore;
+  readonly #db: Db;
   readonly #clock: Clock;
   readonly #log: Log;
   #version = -1;
   #directory: Directory | undefined;
 
-  constructor(store: DirectorySettingsStore, options: { clock: Clock; log: Log }) {
+  constructor(store: DirectorySettingsStore, options: { db: Db; clock: Clock; log: Log }) {
     this.#store = store;
+    this.#db = options.db;
     this.#clock = options.clock;
     this.#log = options.log;
   }
@@ -29,7 +32,11 @@ export class DirectoryRuntime {
     this.#directory =
       loaded && new Directory(loaded.settings, loaded.password, { clock: this.#clock, log: this.#log });
     this.#version = version;
-    if (previous) void previous.close().catch(() => {});
+    // Requests already sent to the previous directory finish first: close it once they could have.
+    if (previous) {
+      const grace = previous.settings.connectTimeoutMs + previous.settings.timeoutMs;
+      setTimeout(() => void previous.close().catch(() => {}), grace).unref();
+    }
     this.#log(
       loaded
         ? `directory settings ${version} in force: ${loaded.settings.kind} ${loaded.settings.host}`
@@ -44,5 +51,6 @@ export class DirectoryRuntime {
 
   async close(): Promise<void> {
     await this.#directory?.close();
+    this.#db.close();
   }
 }

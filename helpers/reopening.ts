@@ -3,18 +3,21 @@ import type { Log } from '../lib/log.ts';
 /**
  * Something a helper opens on first use (the session DB, the directory settings) and opens again after a
  * failure, at most once a second, so a helper started before Doorman was set up, or one whose DB went away
- * for a moment, recovers without a restart. Meanwhile requests get BH.
+ * for a moment, or one whose configuration was broken and then mended, recovers without a restart.
+ * Meanwhile requests get BH: a helper that exits makes Squid give up on it, and on the whole proxy.
  */
 export class Reopening<T> {
   readonly #open: () => T;
+  readonly #close: (value: T) => void;
   readonly #log: Log;
   readonly #what: string;
   #value: T | undefined;
   #failedAt = -Infinity;
 
-  constructor(what: string, open: () => T, log: Log) {
+  constructor(what: string, open: () => T, log: Log, close: (value: T) => void = () => {}) {
     this.#what = what;
     this.#open = open;
+    this.#close = close;
     this.#log = log;
   }
 
@@ -42,7 +45,15 @@ export class Reopening<T> {
 
   fail(error: unknown): void {
     this.#log(`${this.#what}: ${error instanceof Error ? error.message : String(error)}`);
+    const dropped = this.#value;
     this.#value = undefined;
     this.#failedAt = Date.now();
+    if (dropped !== undefined) {
+      try {
+        this.#close(dropped);
+      } catch {
+        // it failed already; closing is best effort
+      }
+    }
   }
 }

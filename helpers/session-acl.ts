@@ -22,14 +22,21 @@ const log = stderrLog('doorman-session-acl');
 const { values } = parseArgs({
   options: { config: { type: 'string' }, sequential: { type: 'boolean', default: false } },
 });
-const { config } = loadConfig(values.config);
-const path = dbPath(config);
-const flushEveryMs = config.lastSeenFlushSeconds * 1000;
+
+/** The configuration is read inside, so a broken one is answered with BH and retried, not an exit. */
 const lookup = new Reopening(
   'session DB',
-  () =>
-    new SessionLookup(new SessionStore(openDatabase(path, { mustExist: true }), systemClock), systemClock),
+  () => {
+    const { config } = loadConfig(values.config);
+    const db = openDatabase(dbPath(config), { mustExist: true });
+    return {
+      db,
+      flushEveryMs: config.lastSeenFlushSeconds * 1000,
+      sessions: new SessionLookup(new SessionStore(db, systemClock), systemClock),
+    };
+  },
   log,
+  (opened) => opened.db.close(),
 );
 let lastFlush = Date.now();
 
@@ -38,16 +45,17 @@ await runHelper({
   output: process.stdout,
   channelIds: !values.sequential,
   log,
-  beforeBatch: () => lookup.use((l) => l.refresh()),
+  beforeBatch: () => lookup.use((l) => l.sessions.refresh()),
   handle: (request) => {
     let reply: HelperReply = bh('session DB unavailable, see cache.log');
-    lookup.use((l) => (reply = l.handle(request)));
+    lookup.use((l) => (reply = l.sessions.handle(request)));
     return reply;
   },
-  afterBatch: () => {
-    if (Date.now() - lastFlush < flushEveryMs) return;
-    lastFlush = Date.now();
-    lookup.use((l) => l.flushSeen());
-  },
+  afterBatch: () =>
+    lookup.use((l) => {
+      if (Date.now() - lastFlush < l.flushEveryMs) return;
+      lastFlush = Date.now();
+      l.sessions.flushSeen();
+    }),
 });
-lookup.use((l) => l.flushSeen());
+lookup.use((l) => l.sessions.flushSeen());

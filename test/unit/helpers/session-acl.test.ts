@@ -207,4 +207,23 @@ describe('session-acl helper process', () => {
     helper.child.stdin.end();
     expect(await helper.exited).toEqual({ code: 0, signal: null });
   }, 15_000);
+
+  it('answers BH while its configuration is broken, and recovers once it is mended, without exiting', async () => {
+    writeFileSync(configPath, JSON.stringify({ stateDir: dir, squid: { ttl: 'five' } }));
+    const helper = startHelper();
+    helper.send('1 10.0.0.5 - -\n');
+    await helper.replies(1);
+    expect(answer(helper, '1')).toBe('BH');
+    expect(helper.stderr()).toMatch(/squid\.ttl: /);
+    expect(helper.child.exitCode).toBeNull();
+
+    writeFileSync(configPath, JSON.stringify({ stateDir: dir }));
+    portal().start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    await sleep(1100); // it retries at most once a second
+    helper.send('2 10.0.0.5 - -\n');
+    await helper.replies(2);
+    expect(answer(helper, '2')).toBe('OK alice');
+    helper.child.stdin.end();
+    expect(await helper.exited).toEqual({ code: 0, signal: null });
+  }, 15_000);
 });
