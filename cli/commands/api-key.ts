@@ -18,7 +18,7 @@ const help = `Usage: doorman api-key create --name NAME
 
 Keys for the login API (POST {baseUrl}api/login/ and api/logout/).
   create   make a key and print it once: only its hash is kept, it cannot be shown again
-  list     names, creation, last use and revocation of every key (never the keys)
+  list     names, creation, last use (to the minute) and revocation of every key (never the keys)
   revoke   stop a key at once; the next request with it gets 401
 
 Options:

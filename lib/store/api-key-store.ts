@@ -32,6 +32,9 @@ const toInfo = (r: Row): ApiKeyInfo => ({
 /** Compared against when the key is malformed or unknown, so every refusal costs the same work. */
 const DUMMY_HASH = hashSecret('doorman-no-such-key');
 
+/** How stale `lastUsedAt` may be. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
 export const API_KEY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/;
 
 /** API keys: only a hash of each is stored; the key itself is returned once, by create(). */
@@ -88,7 +91,12 @@ export class ApiKeyStore {
     const row = parsed === undefined ? undefined : (this.#byKeyId.get(parsed.keyId) as Row | undefined);
     const matches = secretMatches(parsed?.secret ?? '', row?.secret_hash ?? DUMMY_HASH);
     if (row === undefined || !matches || row.revoked_at !== null) return false;
-    this.#used.run({ keyId: row.key_id, now: this.#clock.now() });
+    // "Last used" to the minute: a write per request would double the login API's writes, and each one makes
+    // every session helper drop its cache.
+    const now = this.#clock.now();
+    if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
+      this.#used.run({ keyId: row.key_id, now });
+    }
     return true;
   }
 

@@ -162,9 +162,13 @@ describe('verify', () => {
     clock.advance(5000);
     expect(store.verify(key)).toBe(true);
     expect(store.list()[0]).toMatchObject({ name: 'portal', createdAt: T0, lastUsedAt: T0 + 5000 });
-    clock.advance(1000);
+    // to the minute: uses within a minute of the recorded one write nothing
+    clock.advance(59_999);
     expect(store.verify(key)).toBe(true);
-    expect(store.list()[0]?.lastUsedAt).toBe(T0 + 6000);
+    expect(store.list()[0]?.lastUsedAt).toBe(T0 + 5000);
+    clock.advance(1);
+    expect(store.verify(key)).toBe(true);
+    expect(store.list()[0]?.lastUsedAt).toBe(T0 + 65_000);
   });
 
   it('refuses a wrong secret for a known key id, without touching lastUsedAt', () => {
