@@ -3,14 +3,14 @@ import { err, ok, type HelperReply, type HelperRequest } from '../lib/helper-pro
 import { askDirectory } from './directory-helper.ts';
 
 /**
- * Group external ACL: `[channel] user group [group ...]` in (`%LOGIN` then the acl's arguments, all
+ * Group external ACL: `[channel] user group [group ...]` in (`%un` then the acl's arguments, all
  * URL-escaped by Squid, so names with spaces and non-ASCII arrive whole); `OK` when the user is in at least
  * one of the groups (nested membership included), `ERR` when not or when there is no such user, `BH` when
  * the directory cannot be asked.
  */
 export function checkGroups(directory: Directory | undefined, request: HelperRequest): Promise<HelperReply> {
   const [user, ...groups] = request.fields;
-  // Squid sends "-" for an empty %LOGIN and for an acl without arguments.
+  // Squid sends "-" for an empty %un and for an acl without arguments.
   const wanted = groups.filter((g) => g !== '-');
   if (user === undefined || user === '-' || wanted.length === 0) {
     return Promise.resolve(err('expected "user group [group ...]"'));

@@ -29,6 +29,8 @@ With --standalone, write DIR/doorman.conf and a complete DIR/squid.conf for a Sq
 
 Options:
       --access-log FILE   also log to FILE in the doorman format
+      --acls-only         define the helpers and ACLs but write no http_access line: for writing every
+                          access rule yourself (Squid stops at the first http_access line that matches)
       --standalone DIR    write a standalone Squid configuration into DIR
       --port ADDR:PORT    http_port of the standalone Squid (repeatable; IPv6 as [::1]:3130)
       --loopback-dns      standalone Squid sends DNS queries to 127.0.0.1 only
@@ -55,6 +57,7 @@ export const squidConfCommand: Command = {
         standalone: { type: 'string' },
         port: { type: 'string', multiple: true },
         'loopback-dns': { type: 'boolean', default: false },
+        'acls-only': { type: 'boolean', default: false },
       },
       allowPositionals: true,
     });
@@ -66,6 +69,7 @@ export const squidConfCommand: Command = {
     const include = generateInclude(loaded.config, rt, {
       ...(accessLog === undefined ? {} : { accessLog }),
       directory: directoryApplied(loaded.config),
+      access: !values['acls-only'],
     });
     if (values.standalone === undefined) {
       if (values.port !== undefined) throw new UsageError('--port needs --standalone');

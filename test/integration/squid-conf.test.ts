@@ -37,6 +37,7 @@ describe('doorman squid-conf output passes squid -k parse', () => {
       { baseUrl: 'http://[::1]:8180/' },
       ['--access-log', '/tmp/doorman-access.log'],
     ],
+    ['ACLs only, no access rules', {}, ['--acls-only']],
   ])('%s', async (_name, config, extra) => {
     const file = join(dir, `${Math.random().toString(36).slice(2)}.json`);
     writeFileSync(file, JSON.stringify(config), { mode: 0o644 });

@@ -87,7 +87,7 @@ describe('generateInclude with a directory', () => {
         'auth_param basic realm Doorman',
         'auth_param basic credentialsttl 300 seconds',
         'external_acl_type doorman_group ttl=60 negative_ttl=60 concurrency=50 children-max=2 children-startup=1 ' +
-          '%LOGIN /opt/doorman/node_modules/node/bin/node /opt/doorman/helpers/group-acl.ts',
+          '%un /opt/doorman/node_modules/node/bin/node /opt/doorman/helpers/group-acl.ts',
         'acl doorman_authenticated proxy_auth REQUIRED',
         'http_access allow doorman_authenticated',
       ]),
@@ -108,6 +108,26 @@ describe('generateInclude with a directory', () => {
     expect(lines[at + 1]).toBe('configuration_includes_quoted_values off');
     expect(lines).toContain('http_access allow doorman_authenticated doorman_allowed_group');
     expect(lines).not.toContain('http_access allow doorman_authenticated');
+  });
+});
+
+describe('generateInclude without access rules (--acls-only)', () => {
+  it('defines every helper and ACL but writes no http_access line', () => {
+    const config = parseConfig({ squid: { groups: { allow: ['Staff Users'] } } }, 't');
+    const lines = directives(generateInclude(config, runtime, { directory: true, access: false }));
+    expect(lines.filter((l) => l.startsWith('http_access'))).toEqual([]);
+    for (const acl of [
+      'doorman_identified',
+      'doorman_site',
+      'doorman_site_port',
+      'doorman_authenticated',
+      'doorman_allowed_group',
+    ]) {
+      expect(
+        lines.some((l) => l.startsWith(`acl ${acl} `)),
+        acl,
+      ).toBe(true);
+    }
   });
 });
 
