@@ -9,7 +9,7 @@ mode=${1:-run}
 case $mode in run|test) ;; *) echo "usage: $0 run|test" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "$0: run as root (apt-get)" >&2; exit 1; }
 
-packages="squid ca-certificates"
+packages="squid ca-certificates curl"
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
 [ "$mode" = test ] && packages="$packages curl sqlite3 iproute2 util-linux procps libkrb5-dev"
 # The directories the integration tests start (test/harness/slapd.ts, samba-ad.ts). On bookworm `samba` alone

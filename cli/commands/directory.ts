@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readCapped } from '../../lib/fs/read-capped.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { testSettings } from '../../lib/directory/directory.ts';
 import { settingsWarnings } from '../../lib/directory/settings.ts';
-import { showValue } from '../../lib/errors.ts';
+import { DoormanError, showValue } from '../../lib/errors.ts';
 import {
   DirectorySettingsStore,
   directoryPasswordPath,
@@ -156,10 +156,13 @@ export const directoryCommand: Command = {
 
 function readCa(file: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    // The schema allows 64 KiB of PEM; a bigger file is not a CA certificate.
+    return readCapped(file, 64 * 1024);
   } catch (error) {
-    throw new UsageError(
-      `--ca-file: cannot read ${showValue(file)}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
-    );
+    const reason =
+      error instanceof DoormanError
+        ? 'larger than 64 KiB'
+        : ((error as NodeJS.ErrnoException).code ?? 'error');
+    throw new UsageError(`--ca-file: cannot use ${showValue(file)}: ${reason}`);
   }
 }

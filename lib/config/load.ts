@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readCapped } from '../fs/read-capped.ts';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { DoormanError } from '../errors.ts';
@@ -38,11 +38,7 @@ export function loadConfig(explicitPath?: string): LoadedConfig {
   const path = explicitPath ?? DEFAULT_CONFIG_PATH;
   let text: string;
   try {
-    const bytes = readFileSync(path);
-    if (bytes.length > MAX_CONFIG_BYTES) {
-      throw new DoormanError('CONFIG_UNREADABLE', `${path}: larger than ${MAX_CONFIG_BYTES} bytes`);
-    }
-    text = bytes.toString('utf8');
+    text = readCapped(path, MAX_CONFIG_BYTES);
   } catch (error) {
     if (error instanceof DoormanError) throw error;
     if (explicitPath === undefined && (error as NodeJS.ErrnoException).code === 'ENOENT') {

@@ -49,6 +49,9 @@ describe('basic-auth helper', () => {
 
   it.each([
     ['a wildcard user name', `* ${esc(USER_PASSWORD)}`],
+    // unescaped, "alic*" would match exactly one account (alice) and her password would pass
+    ['a wildcard that would match one user', `${esc('alic*')} ${esc(USER_PASSWORD)}`],
+    ['a filter that would match one user', `${esc('alice)(uid=alice')} ${esc(USER_PASSWORD)}`],
     ['a filter injection', `${esc(')(uid=*')} ${esc(USER_PASSWORD)}`],
     ['an injection with a valid prefix', `${esc('alice)(uid=*')} ${esc(USER_PASSWORD)}`],
     ['an escaped NUL', `${esc('\\00')} ${esc(USER_PASSWORD)}`],
@@ -82,6 +85,7 @@ describe('group helper', () => {
 
   it.each([
     ['a wildcard user', `* ${esc('Staff Users')}`],
+    ['a wildcard that would match one member', `${esc('alic*')} ${esc('Staff Users')}`],
     ['a filter injection in the group', `alice ${esc('*)(cn=*')}`],
     ['no group', 'alice -'],
     ['an unknown user', `mallory ${esc('Staff Users')}`],
