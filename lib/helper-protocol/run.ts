@@ -42,8 +42,23 @@ export function runHelper(options: HelperOptions): Promise<void> {
       output.once('drain', () => input.resume());
     }
   };
+  // Asynchronous answers that settle together leave in one write (one syscall, not one per answer).
+  let unsent = '';
+  let flushing = false;
+  const send = (text: string) => {
+    unsent += text;
+    if (flushing) return;
+    flushing = true;
+    setImmediate(() => {
+      flushing = false;
+      const out = unsent;
+      unsent = '';
+      write(out);
+      settle();
+    });
+  };
   const settle = () => {
-    if (ended && pending === 0) void ordered.then(finish);
+    if (ended && pending === 0 && unsent === '') void ordered.then(finish);
   };
   const fail = (channel: string | undefined, error: unknown) => {
     // Anything can be thrown, undefined included: reading .message off it must not throw in turn.
@@ -92,9 +107,8 @@ export function runHelper(options: HelperOptions): Promise<void> {
       );
       if (channelIds) {
         void line.then((text) => {
-          write(text);
           pending--;
-          settle();
+          send(text);
         });
       } else {
         // Without channel-IDs replies must keep request order: what is answered so far goes first, then

@@ -85,7 +85,8 @@ function random(seed: number): () => number {
 const echo = (request: HelperRequest): HelperReply =>
   request.fields[0] === 'nobody' ? err() : ok([['user', request.fields[0] ?? '']]);
 
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Two turns of the event loop: answers that settle together are written on the turn after. */
+const tick = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
 
 describe('with channel-IDs', () => {
   it('answers each request with its channel; async replies go out as they settle, in any order', async () => {
@@ -339,6 +340,22 @@ describe('I/O', () => {
     await tick();
     expect(h.writes).toHaveLength(2);
     expect(h.writes[1]).toBe('5 OK user=d\n6 OK user=e\n');
+    h.input.end();
+    await h.done;
+  });
+
+  it('writes asynchronous answers that settle together in one write', async () => {
+    const pending: Array<ReturnType<typeof deferred<HelperReply>>> = [];
+    const h = start(() => {
+      const d = deferred<HelperReply>();
+      pending.push(d);
+      return d.promise;
+    }, true);
+    h.input.write('1 a\n2 b\n3 c\n');
+    await tick();
+    for (const d of pending) d.resolve(ok());
+    await tick();
+    expect(h.writes).toEqual(['1 OK\n2 OK\n3 OK\n']);
     h.input.end();
     await h.done;
   });
