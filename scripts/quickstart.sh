@@ -20,7 +20,7 @@ if [ "${1:-}" = stop ]; then stop; echo "stopped"; exit 0; fi
 
 scripts/install-system.sh run
 [ -x node_modules/node/bin/node ] || npm ci --omit=dev --no-audit --no-fund
-if ! setpriv --reuid=proxy --regid=proxy --clear-groups test -r helpers/session-acl.ts; then
+if ! setpriv --reuid=proxy --regid=proxy --clear-groups test -r dist/helpers/session-acl.js; then
   echo "Squid's user (proxy) cannot read $(pwd): put Doorman where it can, e.g. git clone ... /opt/doorman" >&2
   exit 1
 fi

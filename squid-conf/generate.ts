@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { dbPath } from '../lib/config/load.ts';
 import type { Config } from '../lib/config/schema.ts';
 
 /** Absolute paths Squid needs to start the helpers; Squid runs them as its own user with no PATH of ours. */
@@ -31,7 +31,6 @@ export const names = {
   authenticated: 'doorman_authenticated',
   allowedGroup: 'doorman_allowed_group',
   site: 'doorman_site',
-  sitePort: 'doorman_site_port',
   logFormat: 'doorman',
 } as const;
 
@@ -49,18 +48,26 @@ function token(value: string, what: string): string {
  */
 export function generateInclude(config: Config, runtime: Runtime, options: IncludeOptions = {}): string {
   const s = config.squid;
-  const program = (helper: string) =>
+  // Helpers run compiled (dist/, built by npm ci): see tsconfig.build.json.
+  const helper = (name: string, args: readonly string[]) =>
     [
       token(runtime.node, 'Node path'),
-      token(`${runtime.root}/helpers/${helper}`, 'helper path'),
-      ...(runtime.configFile === undefined ? [] : ['--config', token(runtime.configFile, 'config path')]),
+      token(`${runtime.root}/dist/helpers/${name}.js`, 'helper path'),
+      ...args,
     ].join(' ');
+  const program = (name: string) =>
+    helper(
+      name,
+      runtime.configFile === undefined ? [] : ['--config', token(runtime.configFile, 'config path')],
+    );
+  const sessionHelper = helper('session-acl', [
+    '--db',
+    token(dbPath(config), 'DB path'),
+    '--flush-seconds',
+    String(config.lastSeenFlushSeconds),
+  ]);
   const base = new URL(config.baseUrl);
-  const host = base.hostname.replace(/^\[(.*)\]$/, '$1');
-  const port = base.port || (base.protocol === 'https:' ? '443' : '80');
-  const siteAcl = isIP(host)
-    ? `acl ${names.site} dst ${host}`
-    : `acl ${names.site} dstdomain ${token(host, 'host')}`;
+  const siteAcl = `acl ${names.site} url_regex -i ${siteRegex(base)}`;
   const access = options.access ?? true;
   const allow = (line: string) => (access ? [line] : []);
 
@@ -71,13 +78,13 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     '# Session lookup by client address (and MAC where Squid has one). Answers are cached for ttl seconds,',
     '# so a logout or a user switch on an address shows after at most ttl; negative_ttl delays a new login.',
     `external_acl_type ${names.helper} ttl=${s.ttl} negative_ttl=${s.negativeTtl} concurrency=${s.concurrency} ` +
-      `children-max=${s.childrenMax} children-startup=1 children-idle=1 %SRC %>eui ${program('session-acl.ts')}`,
+      `children-max=${s.childrenMax} children-startup=1 children-idle=1 %SRC %>eui ${sessionHelper}`,
     `acl ${names.identified} external ${names.helper}`,
     '',
-    '# Doorman itself is reachable by everyone, identified or not: that is where clients log in.',
+    '# Doorman itself is reachable by everyone, identified or not: that is where clients log in. Matched on',
+    '# the URL as written (no DNS lookup before every request, as a dst or dstdomain acl would need).',
     siteAcl,
-    `acl ${names.sitePort} port ${port}`,
-    ...allow(`http_access allow ${names.site} ${names.sitePort}`),
+    ...allow(`http_access allow ${names.site}`),
     ...(access
       ? [
           '',
@@ -99,6 +106,18 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     lines.push(`access_log stdio:${token(options.accessLog, 'access log path')} ${names.logFormat}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Requests for Doorman's own base URL: `http://host[:port]/…` as Squid writes a URL (the port only when it is
+ * not the scheme's), or `host:port` for the CONNECT of an explicit client going to an https base URL.
+ */
+function siteRegex(base: URL): string {
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // hostname keeps IPv6 brackets, as Squid writes them; base.port is '' for the scheme's own port
+  const hostPort = `${base.hostname}:${base.port || (base.protocol === 'https:' ? '443' : '80')}`;
+  const url = `${base.protocol}//${base.port === '' ? base.hostname : hostPort}/`;
+  return base.protocol === 'https:' ? `^(${escape(url)}|${escape(hostPort)}$)` : `^${escape(url)}`;
 }
 
 /**
@@ -124,7 +143,7 @@ function directoryLines(config: Config, program: (helper: string) => string, acc
     '',
     '# Password checks (Basic) against the directory. A wrong password gets 407 again; a directory that',
     "# cannot be reached is the helper's fault (BH), not the user's.",
-    `auth_param basic program ${program('basic-auth.ts')}`,
+    `auth_param basic program ${program('basic-auth')}`,
     `auth_param basic children ${b.children} startup=1 idle=1 concurrency=${b.concurrency}`,
     `auth_param basic realm ${b.realm}`,
     `auth_param basic credentialsttl ${b.credentialsTtl} seconds`,
@@ -132,7 +151,7 @@ function directoryLines(config: Config, program: (helper: string) => string, acc
     '# Group membership (nested groups included) of the user: %un is the Basic login or, for a client',
     "# identified by address, the session's user (after doorman_identified on the same line).",
     `external_acl_type ${names.groupHelper} ttl=${g.ttl} negative_ttl=${g.negativeTtl} concurrency=${g.concurrency} ` +
-      `children-max=${g.childrenMax} children-startup=1 %un ${program('group-acl.ts')}`,
+      `children-max=${g.childrenMax} children-startup=1 %un ${program('group-acl')}`,
     `acl ${names.authenticated} proxy_auth REQUIRED`,
     ...rules,
   ];

@@ -17,7 +17,7 @@ export class HelperProcess {
   readonly #waiting = new Map<string, (line: string) => void>();
 
   constructor(script: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env) {
-    this.child = spawn(NODE, [join(ROOT, 'helpers', script), ...args], { env });
+    this.child = spawn(NODE, [join(ROOT, 'dist', 'helpers', script), ...args], { env });
     this.child.stderr.on('data', (d: Buffer) => (this.#stderr += d.toString()));
     this.child.stdout.on('data', (d: Buffer) => {
       this.#stdout += d.toString();

@@ -34,7 +34,7 @@ export function requireSystem(): void {
       '--clear-groups',
       'test',
       '-r',
-      join(ROOT, 'helpers', 'session-acl.ts'),
+      join(ROOT, 'dist', 'helpers', 'session-acl.js'),
     ]);
   } catch {
     throw new Error(

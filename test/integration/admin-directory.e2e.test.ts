@@ -94,7 +94,7 @@ describe('the directory admin screen with a real directory', () => {
     expect(refused.body).toMatch(/refused the bind as/);
     const show = await lab.cli('directory', 'show');
     expect(JSON.parse(show.stdout)).toMatchObject({ host: slapd.host, port: slapd.port });
-    const basic = new HelperProcess('basic-auth.ts', ['--config', lab.configFile]);
+    const basic = new HelperProcess('basic-auth.js', ['--config', lab.configFile]);
     try {
       expect(await basic.ask(`alice ${encodeURIComponent(USER_PASSWORD)}`)).toBe('OK user=alice');
     } finally {

@@ -31,8 +31,8 @@ beforeAll(async () => {
     slapd,
     ['--group-cache', '0'],
   );
-  basic = new HelperProcess('basic-auth.ts', ['--config', config]);
-  group = new HelperProcess('group-acl.ts', ['--config', config]);
+  basic = new HelperProcess('basic-auth.js', ['--config', config]);
+  group = new HelperProcess('group-acl.js', ['--config', config]);
 }, 30_000);
 afterAll(async () => {
   basic?.child.kill();

@@ -46,9 +46,10 @@ describe('Save & apply', () => {
     const applied = store.load();
     const version = store.version();
 
+    // another server: the password must be given again (it is not sent anywhere new on its own)
     const badHost = await store.apply(
       input({ host: 'no-such-host.invalid', address: undefined }),
-      undefined,
+      slapd.bindPassword,
       options,
     );
     const badPassword = await store.apply(input(), 'not-the-password', options);

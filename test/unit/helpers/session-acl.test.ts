@@ -16,7 +16,8 @@ import type { SquidReadReply } from '../lib/helper-protocol/squid-model.ts';
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 /** The pinned Node (24, runs .ts), not whatever `node` is on PATH. */
 const NODE = join(ROOT, 'node_modules', 'node', 'bin', 'node');
-const HELPER = join(ROOT, 'helpers', 'session-acl.ts');
+// What Squid runs: the compiled helper (npm test builds it first).
+const HELPER = join(ROOT, 'dist', 'helpers', 'session-acl.js');
 
 const ip = (value: string): SessionKey => ({ kind: 'ip', value });
 const mac = (value: string): SessionKey => ({ kind: 'mac', value });

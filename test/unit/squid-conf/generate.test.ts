@@ -11,24 +11,30 @@ const runtime: Runtime = {
 const directives = (text: string) => text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
 
 describe('generateInclude', () => {
-  it('starts the session helper with absolute paths, concurrency and the configured TTLs', () => {
+  it('starts the compiled session helper with absolute paths, its DB, concurrency and the TTLs', () => {
     const text = generateInclude(
-      parseConfig({ squid: { ttl: 7, negativeTtl: 2, concurrency: 50, childrenMax: 3 } }, 't'),
+      parseConfig(
+        { squid: { ttl: 7, negativeTtl: 2, concurrency: 50, childrenMax: 3 }, lastSeenFlushSeconds: 20 },
+        't',
+      ),
       runtime,
     );
     const helper = directives(text).find((l) => l.startsWith('external_acl_type '));
     expect(helper).toBe(
       'external_acl_type doorman_session ttl=7 negative_ttl=2 concurrency=50 children-max=3 children-startup=1 ' +
-        'children-idle=1 %SRC %>eui /opt/doorman/node_modules/node/bin/node /opt/doorman/helpers/session-acl.ts',
+        'children-idle=1 %SRC %>eui /opt/doorman/node_modules/node/bin/node /opt/doorman/dist/helpers/session-acl.js ' +
+        '--db /var/lib/doorman/doorman.db --flush-seconds 20',
     );
   });
 
-  it('passes the config file to the helper when there is one', () => {
-    const text = generateInclude(parseConfig({}, 't'), {
-      ...runtime,
-      configFile: '/etc/doorman/doorman.json',
-    });
-    expect(text).toMatch(/helpers\/session-acl\.ts --config \/etc\/doorman\/doorman\.json$/m);
+  it('passes the config file to the directory helpers when there is one', () => {
+    const text = generateInclude(
+      parseConfig({}, 't'),
+      { ...runtime, configFile: '/etc/doorman/doorman.json' },
+      { directory: true },
+    );
+    expect(text).toMatch(/dist\/helpers\/basic-auth\.js --config \/etc\/doorman\/doorman\.json$/m);
+    expect(text).toMatch(/dist\/helpers\/group-acl\.js --config \/etc\/doorman\/doorman\.json$/m);
   });
 
   it('lets everyone reach Doorman, then identified clients, and turns on X-Forwarded-For', () => {
@@ -36,26 +42,30 @@ describe('generateInclude', () => {
     expect(lines).toEqual(
       expect.arrayContaining([
         'acl doorman_identified external doorman_session',
-        'acl doorman_site dst 127.0.0.1',
-        'acl doorman_site_port port 8180',
-        'http_access allow doorman_site doorman_site_port',
+        'acl doorman_site url_regex -i ^http://127\\.0\\.0\\.1:8180/',
+        'http_access allow doorman_site',
         'http_access allow doorman_identified',
         'forwarded_for on',
       ]),
     );
     // Doorman's own address must be allowed before identification is required.
-    expect(lines.indexOf('http_access allow doorman_site doorman_site_port')).toBeLessThan(
+    expect(lines.indexOf('http_access allow doorman_site')).toBeLessThan(
       lines.indexOf('http_access allow doorman_identified'),
     );
     expect(lines.some((l) => l.startsWith('http_access deny'))).toBe(false);
   });
 
-  it('uses dstdomain for a host name, the scheme default port, and unbracketed IPv6', () => {
-    expect(generateInclude(parseConfig({ baseUrl: 'https://doorman.example.lan/x/' }, 't'), runtime)).toMatch(
-      /^acl doorman_site dstdomain doorman\.example\.lan\nacl doorman_site_port port 443$/m,
+  it('matches Doorman’s own URLs by regex (host name, https with CONNECT, bracketed IPv6), no DNS', () => {
+    const siteAcl = (baseUrl: string) =>
+      directives(generateInclude(parseConfig({ baseUrl }, 't'), runtime)).find((l) =>
+        l.startsWith('acl doorman_site '),
+      );
+    expect(siteAcl('https://doorman.example.lan/x/')).toBe(
+      String.raw`acl doorman_site url_regex -i ^(https://doorman\.example\.lan/|doorman\.example\.lan:443$)`,
     );
-    expect(generateInclude(parseConfig({ baseUrl: 'http://[::1]:81/' }, 't'), runtime)).toMatch(
-      /^acl doorman_site dst ::1\nacl doorman_site_port port 81$/m,
+    expect(siteAcl('http://[::1]:81/')).toBe(String.raw`acl doorman_site url_regex -i ^http://\[::1\]:81/`);
+    expect(siteAcl('http://doorman.lan/')).toBe(
+      String.raw`acl doorman_site url_regex -i ^http://doorman\.lan/`,
     );
   });
 
@@ -70,7 +80,7 @@ describe('generateInclude', () => {
 
   it('refuses paths squid.conf cannot hold', () => {
     expect(() => generateInclude(parseConfig({}, 't'), { ...runtime, root: '/opt/my doorman' })).toThrow(
-      /helper path "\/opt\/my doorman\/helpers\/session-acl.ts" cannot be written in squid.conf/,
+      /helper path "\/opt\/my doorman\/dist\/helpers\/session-acl.js" cannot be written in squid.conf/,
     );
   });
 });
@@ -82,12 +92,12 @@ describe('generateInclude with a directory', () => {
     const lines = directives(generateInclude(parseConfig({}, 't'), runtime, { directory: true }));
     expect(lines).toEqual(
       expect.arrayContaining([
-        'auth_param basic program /opt/doorman/node_modules/node/bin/node /opt/doorman/helpers/basic-auth.ts',
+        'auth_param basic program /opt/doorman/node_modules/node/bin/node /opt/doorman/dist/helpers/basic-auth.js',
         'auth_param basic children 5 startup=1 idle=1 concurrency=50',
         'auth_param basic realm Doorman',
         'auth_param basic credentialsttl 300 seconds',
         'external_acl_type doorman_group ttl=60 negative_ttl=60 concurrency=50 children-max=2 children-startup=1 ' +
-          '%un /opt/doorman/node_modules/node/bin/node /opt/doorman/helpers/group-acl.ts',
+          '%un /opt/doorman/node_modules/node/bin/node /opt/doorman/dist/helpers/group-acl.js',
         'acl doorman_authenticated proxy_auth REQUIRED',
         'http_access allow doorman_authenticated',
       ]),
@@ -119,7 +129,6 @@ describe('generateInclude without access rules (--acls-only)', () => {
     for (const acl of [
       'doorman_identified',
       'doorman_site',
-      'doorman_site_port',
       'doorman_authenticated',
       'doorman_allowed_group',
     ]) {
