@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import { systemClock } from '../../lib/clock.ts';
-import { stderrLog } from '../../lib/log.ts';
+import { bufferedStderrLog } from '../../lib/log.ts';
 import { testSettings } from '../../lib/directory/directory.ts';
 import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
@@ -35,7 +35,7 @@ export const serveCommand: Command = {
     if (values.help) return (out(help), EXIT.ok);
     noExtra(positionals);
     const loaded = configFrom(values.config);
-    const log = stderrLog('doorman');
+    const log = bufferedStderrLog('doorman');
     // Bind first (ports below 1024 need root), then give up root before the DB is opened or a request read.
     // A request that arrives on the first address while the others are still being bound gets a 503.
     const app: { handle?: RequestListener } = {};
@@ -76,6 +76,7 @@ export const serveCommand: Command = {
     });
     await server.close();
     stores.close();
+    log.flush();
     return EXIT.ok;
   },
 };
