@@ -22,7 +22,8 @@ describe('generateInclude', () => {
     const helper = directives(text).find((l) => l.startsWith('external_acl_type '));
     expect(helper).toBe(
       'external_acl_type doorman_session ttl=7 negative_ttl=2 concurrency=50 children-max=3 children-startup=1 ' +
-        'children-idle=1 %SRC %>eui /opt/doorman/node_modules/node/bin/node /opt/doorman/dist/helpers/session-acl.js ' +
+        'children-idle=1 %SRC %>eui /opt/doorman/node_modules/node/bin/node --max-semi-space-size=2 ' +
+        '/opt/doorman/dist/helpers/session-acl.js ' +
         '--db /var/lib/doorman/doorman.db --flush-seconds 20',
     );
   });
