@@ -6,6 +6,7 @@ import { AdminStore } from '../lib/store/admin-store.ts';
 import { ApiKeyStore } from '../lib/store/api-key-store.ts';
 import { DirectorySettingsStore, directoryPasswordPath } from '../lib/store/directory-settings-store.ts';
 import { openDatabase, type Db } from '../lib/store/database.ts';
+import { GroupCommit } from '../lib/store/group-commit.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
 import { becomeServiceUser } from '../lib/system/service-user.ts';
 
@@ -74,6 +75,7 @@ export function configFrom(option: string | undefined): LoadedConfig {
 
 export interface Stores {
   sessions: SessionStore;
+  commits: GroupCommit;
   apiKeys: ApiKeyStore;
   admins: AdminStore;
   directory: DirectorySettingsStore;
@@ -91,6 +93,7 @@ export function openStores(loaded: LoadedConfig): Stores {
   const db = openDb(loaded);
   return {
     sessions: new SessionStore(db, systemClock),
+    commits: new GroupCommit(db),
     apiKeys: new ApiKeyStore(db, systemClock),
     admins: new AdminStore(db, systemClock),
     directory: new DirectorySettingsStore(db, {

@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { Clock } from '../lib/clock.ts';
 import type { Config } from '../lib/config/schema.ts';
 import type { ApiKeyStore } from '../lib/store/api-key-store.ts';
+import type { Commits } from '../lib/store/group-commit.ts';
 import type { SessionStore } from '../lib/store/session-store.ts';
 import { adminScreens, type AdminDeps } from './admin/routes.ts';
 import { login, LOGIN_PARAMS } from './api/login.ts';
@@ -23,6 +24,8 @@ import type { PortalState } from './state.ts';
 export interface PortalDeps {
   config: Config;
   sessions: SessionStore;
+  /** Session writes of one event-loop turn share a transaction (see lib/store/group-commit.ts). */
+  commits: Commits;
   apiKeys: ApiKeyStore;
   clock: Clock;
   /** One line per request and the details of every 500. Default: stderr. */
@@ -36,7 +39,7 @@ export interface PortalDeps {
  * limit, body, parameters, API key, and only then the handler.
  */
 export function createApp(deps: PortalDeps): Koa<PortalState> {
-  const { config, sessions, apiKeys, clock } = deps;
+  const { config, sessions, commits, apiKeys, clock } = deps;
   const log = deps.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const limiter = new KeyFailureLimiter(clock, {
     maxFailures: config.api.maxKeyFailures,
@@ -54,8 +57,8 @@ export function createApp(deps: PortalDeps): Koa<PortalState> {
   // strict: both spellings are listed, and no other. Scripts POST with or without the trailing slash, and
   // redirecting a POST to the canonical one would lose its body.
   const router = new Router<PortalState>({ strict: true, sensitive: true });
-  router.all(['/api/login/', '/api/login'], ...guard(LOGIN_PARAMS), login(sessions));
-  router.all(['/api/logout/', '/api/logout'], ...guard(LOGOUT_PARAMS), logout(sessions));
+  router.all(['/api/login/', '/api/login'], ...guard(LOGIN_PARAMS), login(sessions, commits));
+  router.all(['/api/logout/', '/api/logout'], ...guard(LOGOUT_PARAMS), logout(sessions, commits));
 
   const api = router.routes();
   const admin = deps.admin === undefined ? undefined : adminScreens({ config, clock, log }, deps.admin);

@@ -22,6 +22,7 @@ import { systemClock } from '../../lib/clock.ts';
 import { dbPath, loadConfig } from '../../lib/config/load.ts';
 import { ApiKeyStore } from '../../lib/store/api-key-store.ts';
 import { openDatabase } from '../../lib/store/database.ts';
+import { GroupCommit, type Commits } from '../../lib/store/group-commit.ts';
 import { SessionStore, type Session, type StartSession } from '../../lib/store/session-store.ts';
 import { createApp } from '../../portal/app.ts';
 import { startServer } from '../../portal/server.ts';
@@ -39,11 +40,14 @@ const { config } = loadConfig(values.config);
 
 let sessions: SessionStore;
 let apiKeys: ApiKeyStore;
+// Stand-in stores commit nothing: their writes run at once.
+let commits: Commits = { run: (write) => Promise.resolve(write()) };
 let close = (): void => {};
 if (values.stores === 'db' || values.stores === 'db-key-cached') {
   const db = openDatabase(dbPath(config));
   for (const p of values.pragma) db.pragma(p);
   sessions = new SessionStore(db, systemClock);
+  commits = new GroupCommit(db);
   apiKeys = new ApiKeyStore(db, systemClock);
   close = () => db.close();
   if (values['time-stores']) timeStores(sessions, apiKeys);
@@ -112,7 +116,7 @@ const log =
         void process.stderr.write(`${new Date().toISOString()} doorman[${process.pid}]: ${line}\n`);
 
 const server = await startServer(
-  createApp({ config, sessions, apiKeys, clock: systemClock, log }),
+  createApp({ config, sessions, commits, apiKeys, clock: systemClock, log }),
   config.listen,
 );
 console.error(

@@ -50,6 +50,7 @@ export const serveCommand: Command = {
     app.handle = createApp({
       config: loaded.config,
       sessions: stores.sessions,
+      commits: stores.commits,
       apiKeys: stores.apiKeys,
       clock: systemClock,
       log,

@@ -3,6 +3,7 @@ import { ManualClock } from '../../../lib/clock.ts';
 import { configSchema, type ConfigInput } from '../../../lib/config/schema.ts';
 import { ApiKeyStore } from '../../../lib/store/api-key-store.ts';
 import { openDatabase, type Db } from '../../../lib/store/database.ts';
+import { GroupCommit } from '../../../lib/store/group-commit.ts';
 import { SessionStore } from '../../../lib/store/session-store.ts';
 import { createApp } from '../../../portal/app.ts';
 import { startServer, type ListenAddress, type RunningServer } from '../../../portal/server.ts';
@@ -56,6 +57,7 @@ export async function startPortal(
   const app = createApp({
     config: configSchema.parse(config),
     sessions,
+    commits: new GroupCommit(db),
     apiKeys,
     clock,
     log: (l) => logs.push(l),

@@ -4,6 +4,7 @@ import { directorySettingsSchema, type DirectorySettings } from '../../../../lib
 import { AdminStore } from '../../../../lib/store/admin-store.ts';
 import { ApiKeyStore } from '../../../../lib/store/api-key-store.ts';
 import { openDatabase, type Db } from '../../../../lib/store/database.ts';
+import { GroupCommit } from '../../../../lib/store/group-commit.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
 import type { ApplyResult, DirectoryAdmin } from '../../../../portal/admin/directory-admin.ts';
 import type { AdminDeps } from '../../../../portal/admin/routes.ts';
@@ -150,6 +151,7 @@ export async function startAdminPortal(
   const app = createApp({
     config: parsed,
     sessions: new SessionStore(db, clock),
+    commits: new GroupCommit(db),
     apiKeys: new ApiKeyStore(db, clock),
     clock,
     log: (l) => logs.push(l),
