@@ -59,10 +59,26 @@ export class SessionLookup {
   }
 
   /** Write collected "last seen" times. */
-  flushSeen(): void {
-    if (this.#seen.size === 0) return;
-    this.#store.touch(this.#seen);
-    this.#seen.clear();
+  /**
+   * Write collected "last seen" times, at most `limit` of them (a transaction of 100,000 updates would hold
+   * the helper and the DB's write lock for a fifth of a second; the rest waits for the next call). Returns
+   * how many are still to write.
+   */
+  flushSeen(limit = Infinity): number {
+    if (this.#seen.size === 0) return 0;
+    if (this.#seen.size <= limit) {
+      this.#store.touch(this.#seen);
+      this.#seen.clear();
+      return 0;
+    }
+    const chunk = new Map<number, number>();
+    for (const [id, seen] of this.#seen) {
+      if (chunk.size >= limit) break;
+      chunk.set(id, seen);
+    }
+    this.#store.touch(chunk);
+    for (const id of chunk.keys()) this.#seen.delete(id);
+    return this.#seen.size;
   }
 
   #byMac(field: string, now: number): Cached | undefined {

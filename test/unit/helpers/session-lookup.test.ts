@@ -242,6 +242,18 @@ describe('last seen', () => {
     expect(lastSeen(ip('10.0.0.5'))).toBe(T0 + 1000);
   });
 
+  it('writes at most `limit` times per flush and says how many are left', () => {
+    for (let i = 1; i <= 5; i++) portal.start({ key: ip(`10.0.1.${i}`), username: `u${i}`, source: 'api' });
+    clock.advance(1000);
+    for (let i = 1; i <= 5; i++) ask(`10.0.1.${i}`);
+    const touch = vi.spyOn(store, 'touch');
+    expect(lookup.flushSeen(2)).toBe(3);
+    expect(lookup.flushSeen(2)).toBe(1);
+    expect(lookup.flushSeen(2)).toBe(0);
+    expect(touch.mock.calls.map(([seen]) => seen.size)).toEqual([2, 2, 1]);
+    for (let i = 1; i <= 5; i++) expect(lastSeen(ip(`10.0.1.${i}`))).toBe(T0 + 1000);
+  });
+
   it('records a MAC session found by fallback', () => {
     portal.start({ key: mac('aa:bb:cc:dd:ee:ff'), username: 'carol', source: 'registration' });
     clock.advance(5000);
