@@ -74,6 +74,7 @@ export class AdminStore {
   readonly #listUsers: Statement;
   readonly #insertUser: Statement;
   readonly #updateHash: Statement;
+  readonly #updateHashIfUnchanged: Statement;
   readonly #deleteUser: Statement;
   readonly #insertSession: Statement;
   readonly #sessionByHash: Statement;
@@ -89,6 +90,9 @@ export class AdminStore {
     this.#listUsers = db.prepare('SELECT * FROM admin_users ORDER BY name');
     this.#insertUser = db.prepare(
       'INSERT INTO admin_users (name, password_hash, created_at, updated_at) VALUES (@name, @hash, @now, @now)',
+    );
+    this.#updateHashIfUnchanged = db.prepare(
+      'UPDATE admin_users SET password_hash = @hash, updated_at = @now WHERE name = @name AND password_hash = @old',
     );
     this.#updateHash = db.prepare(
       'UPDATE admin_users SET password_hash = @hash, updated_at = @now WHERE name = @name',
@@ -153,6 +157,32 @@ export class AdminStore {
       if (this.#deleteUser.run(name).changes === 0) {
         throw new DoormanError('NOT_FOUND', `user: no admin named ${showValue(name)}`);
       }
+    })();
+  }
+
+  /**
+   * Check the password and, if it is right, sign the admin in: a session is made only if the stored hash is
+   * still the one the password was checked against, so a `doorman admin passwd` that lands during the slow
+   * scrypt check (and ends every session of that admin) cannot be outlived by a session of the old password.
+   */
+  async signIn(name: string, password: string): Promise<NewAdminSession | undefined> {
+    const row = this.#userByName.get(name) as UserRow | undefined;
+    const ok = await verifyPassword(password, row?.password_hash ?? (await dummy()));
+    if (row === undefined || !ok) return undefined;
+    let checked = row.password_hash;
+    if (needsRehash(checked)) {
+      const hash = await hashPassword(password);
+      const changed = this.#updateHashIfUnchanged.run({
+        name,
+        old: checked,
+        hash,
+        now: this.#clock.now(),
+      }).changes;
+      if (changed === 1) checked = hash;
+    }
+    return this.#db.transaction(() => {
+      const current = this.#userByName.get(name) as UserRow | undefined;
+      return current?.password_hash === checked ? this.createSession(name) : undefined;
     })();
   }
 

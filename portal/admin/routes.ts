@@ -219,14 +219,14 @@ function signIn(
     };
     if (user === '' || password === '') return again(400, 'Enter a user name and a password.');
     const ip = clientIpOf(ctx);
-    if (!(await store.verify(user, password))) {
+    const created = await store.signIn(user, password);
+    if (created === undefined) {
       limiter.recordFailure(ip);
       log(`admin: failed sign-in from ${ip}`);
       return again(403, 'Wrong user name or password.');
     }
     const old = ctx.state.admin;
     if (old !== undefined) store.endSession(old.token);
-    const created = store.createSession(user);
     cookies.setSession(ctx, created.token, (created.expiresAt - created.createdAt) / 1000);
     cookies.clearSignIn(ctx);
     ctx.state.username = user;

@@ -176,6 +176,22 @@ describe('admin sessions', () => {
     expect(store.findSession(c.token)).toBeUndefined();
   });
 
+  it('signIn makes a session for the right password only', async () => {
+    expect(await store.signIn('root', 'wrong')).toBeUndefined();
+    expect(await store.signIn('nobody', 'pw')).toBeUndefined();
+    const session = await store.signIn('root', 'pw');
+    expect(session && store.findSession(session.token)?.userName).toBe('root');
+  });
+
+  it('signIn makes no session when the password changes while it checks the old one', async () => {
+    const signingIn = store.signIn('root', 'pw'); // scrypt runs off the event loop
+    await store.setPassword('root', 'new password');
+    // Whichever scrypt finished first, no session of the old password is alive afterwards.
+    const session = await signingIn;
+    expect(session === undefined || store.findSession(session.token) === undefined).toBe(true);
+    expect(await store.signIn('root', 'new password')).toBeDefined();
+  });
+
   it('cannot start a session for an admin that does not exist', () => {
     expect(() => store.createSession('nobody')).toThrow(/FOREIGN KEY/);
   });
