@@ -1,6 +1,6 @@
 import type { Directory } from '../lib/directory/directory.ts';
 import { err, ok, type HelperReply, type HelperRequest } from '../lib/helper-protocol/message.ts';
-import { askDirectory } from './directory-helper.ts';
+import { askDirectory } from './directory-runtime.ts';
 
 /**
  * Squid's Basic authentication helper protocol: `[channel] user password` (both URL-escaped by Squid) in;

@@ -2,7 +2,6 @@ import { parseArgs } from 'node:util';
 import { systemClock } from '../lib/clock.ts';
 import { dbPath, loadConfig } from '../lib/config/load.ts';
 import type { Directory } from '../lib/directory/directory.ts';
-import { DirectoryError } from '../lib/directory/errors.ts';
 import { bh, type HelperReply, type HelperRequest } from '../lib/helper-protocol/message.ts';
 import { runHelper } from '../lib/helper-protocol/run.ts';
 import { stderrLog } from '../lib/log.ts';
@@ -10,23 +9,6 @@ import { openDatabase } from '../lib/store/database.ts';
 import { DirectorySettingsStore, directoryPasswordPath } from '../lib/store/directory-settings-store.ts';
 import { DirectoryRuntime } from './directory-runtime.ts';
 import { Reopening } from './reopening.ts';
-
-/**
- * Ask the directory, and turn "cannot ask" into BH: no directory applied, or the directory unreachable,
- * timing out, refusing the bind account. Squid then does not hold it against the user.
- */
-export async function askDirectory(
-  directory: Directory | undefined,
-  ask: (directory: Directory) => Promise<HelperReply>,
-): Promise<HelperReply> {
-  if (directory === undefined) return bh('no directory applied: doorman directory set');
-  try {
-    return await ask(directory);
-  } catch (error) {
-    if (error instanceof DirectoryError) return bh(`directory: ${error.message}`);
-    throw error;
-  }
-}
 
 /**
  * The I/O shell shared by the directory helpers (Basic authentication, groups): config, the settings in the

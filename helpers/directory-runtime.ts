@@ -1,6 +1,8 @@
 import type { Clock } from '../lib/clock.ts';
 import type { Db } from '../lib/store/database.ts';
 import { Directory } from '../lib/directory/directory.ts';
+import { DirectoryError } from '../lib/directory/errors.ts';
+import { bh, type HelperReply } from '../lib/helper-protocol/message.ts';
 import type { Log } from '../lib/log.ts';
 import type { DirectorySettingsStore } from '../lib/store/directory-settings-store.ts';
 
@@ -52,5 +54,22 @@ export class DirectoryRuntime {
   async close(): Promise<void> {
     await this.#directory?.close();
     this.#db.close();
+  }
+}
+
+/**
+ * Ask the directory, and turn "cannot ask" into BH: no directory applied, or the directory unreachable,
+ * timing out, refusing the bind account. Squid then does not hold it against the user.
+ */
+export async function askDirectory(
+  directory: Directory | undefined,
+  ask: (directory: Directory) => Promise<HelperReply>,
+): Promise<HelperReply> {
+  if (directory === undefined) return bh('no directory applied: doorman directory set');
+  try {
+    return await ask(directory);
+  } catch (error) {
+    if (error instanceof DirectoryError) return bh(`directory: ${error.message}`);
+    throw error;
   }
 }

@@ -1,6 +1,6 @@
 import type { Directory } from '../lib/directory/directory.ts';
 import { err, ok, type HelperReply, type HelperRequest } from '../lib/helper-protocol/message.ts';
-import { askDirectory } from './directory-helper.ts';
+import { askDirectory } from './directory-runtime.ts';
 
 /**
  * Group external ACL: `[channel] user group [group ...]` in (`%un` then the acl's arguments, all
