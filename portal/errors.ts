@@ -1,7 +1,8 @@
 /**
  * What the API answers when it refuses a request. `error` is the stable code scripts branch on; `field` names
  * the form parameter at fault; `message` is for the human reading the script's output and never carries a
- * secret. Statuses of 500 and above are never built from these: their details stay in the log.
+ * secret. A 500 is never built from these (its details stay in the log); a 503 is, because its reason (the
+ * DB is busy or cannot be reached) is the operator's to act on and carries no secret.
  */
 export const ApiErrorCodes = {
   invalid_request: 400,
@@ -12,6 +13,7 @@ export const ApiErrorCodes = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   too_many_requests: 429,
+  service_unavailable: 503,
 } as const;
 export type ApiErrorCode = keyof typeof ApiErrorCodes;
 
