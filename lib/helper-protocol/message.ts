@@ -28,7 +28,12 @@ export interface HelperReply {
 export type ParseOutcome =
   { ok: true; request: HelperRequest } | { ok: false; channel: string | undefined; message: string };
 
-const CHANNEL = /^\d{1,9}$/;
+/**
+ * Squid numbers a helper's requests with a 64-bit counter (uint64_t, at most 20 decimal digits) that only grows
+ * for as long as the helper process lives, so a long-lived helper must take every width Squid can send, and
+ * echo it exactly as written (as a string: past 2^53 a JavaScript number would round it).
+ */
+const CHANNEL = /^[0-9]{1,20}$/;
 
 export function parseRequest(line: string, channelIds: boolean): ParseOutcome {
   const tokens = line.split(' ').filter((t) => t !== '');

@@ -37,6 +37,15 @@ describe('parseRequest', () => {
     });
   });
 
+  it("takes channel-IDs past 10^9 up to Squid's 64-bit maximum, and echoes them as written", () => {
+    for (const channel of ['1000000000', '9007199254740993', '18446744073709551615']) {
+      const parsed = parseRequest(`${channel} 10.0.0.5 -`, true);
+      expect(parsed).toEqual({ ok: true, request: { channel, fields: ['10.0.0.5', '-'] } });
+      expect(formatReply(channel, ok([['user', 'alice']]))).toBe(`${channel} OK user=alice\n`);
+      expect(channelOf(`${channel} ${'x'.repeat(100)}`, true)).toBe(channel);
+    }
+  });
+
   it('has no channel without channel-IDs: a leading number is a field', () => {
     expect(parseRequest(requestLine(undefined, ['10.0.0.5', '-']), false)).toEqual({
       ok: true,
@@ -84,7 +93,7 @@ describe('parseRequest', () => {
       '10.0.0.5 -',
       'x 10.0.0.5',
       '-1 10.0.0.5',
-      '1234567890 10.0.0.5',
+      '123456789012345678901 10.0.0.5',
       '1a 10.0.0.5',
     ]) {
       const parsed = parseRequest(line, true);
@@ -175,7 +184,7 @@ describe('channelOf', () => {
   it('is undefined without channel-IDs or when the head does not start with one', () => {
     expect(channelOf('42 10.0.0.5', false)).toBeUndefined();
     expect(channelOf('xxxxxxxxxxxx', true)).toBeUndefined();
-    expect(channelOf('1234567890123 x', true)).toBeUndefined();
+    expect(channelOf('123456789012345678901 x', true)).toBeUndefined();
     expect(channelOf('', true)).toBeUndefined();
   });
 });
