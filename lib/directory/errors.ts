@@ -191,7 +191,7 @@ export function toDirectoryError(error: unknown, context: ErrorContext): Directo
 function fromResult(error: ResultCodeError, context: ErrorContext): DirectoryError {
   const at = context.server;
   // ldapts appends " Code: 0x31" to the server's diagnostic message.
-  const diagnostic = error.message.replace(/\s*Code: 0x[0-9a-f]+$/i, '').trim();
+  const diagnostic = error.message.replace(/Code: 0x[0-9a-f]+$/i, '').trim();
   const subCode = adSubCodeOf(diagnostic);
   const options = {
     cause: error,

@@ -1,4 +1,5 @@
 import { validateDirectorySettings, type DirectorySettings } from '../../lib/directory/settings.ts';
+import { showValue } from '../../lib/errors.ts';
 import type { FieldProblem } from './directory-admin.ts';
 
 /**
@@ -81,7 +82,9 @@ export interface SubmittedForm {
 
 /**
  * Read the posted form. Every field is checked here as the settings store will check it, so all problems are
- * listed at once without contacting the directory; blank required fields and non-numbers get plainer words
+ * listed at once without contacting the directory, as `doorman directory set` lists them: a blank required
+ * field does not hide that another field is wrong, nor does a wrong field hide a problem between two others
+ * (an IP address as the host of a Windows domain). Blank required fields and non-numbers get plainer words
  * than the schema's.
  */
 export function readDirectoryForm(params: ReadonlyMap<string, string>, hasPassword: boolean): SubmittedForm {
@@ -112,19 +115,16 @@ export function readDirectoryForm(params: ReadonlyMap<string, string>, hasPasswo
     const value = values[name];
     if (value === '') continue;
     if (/^\d{1,9}$/.test(value)) input[name] = Number(value);
-    else own.set(name, `${JSON.stringify(value)} is not a whole number`);
+    else own.set(name, `${showValue(value)} is not a whole number`);
   }
   const rawPassword = params.get('password') ?? '';
   const password = rawPassword === '' ? undefined : rawPassword;
   if (password === undefined && !hasPassword) own.set('password', 'required: no password is stored yet');
 
-  // Our own words first, then the schema's for every other field (one problem per field: the first).
+  // Our own words for the fields we checked; the schema's for every other field, all of them (a blank or
+  // non-numeric field would only get the schema's blunter words for the same fault).
   const problems: FieldProblem[] = [...own].map(([field, message]) => ({ field, message }));
   const checked = validateDirectorySettings(input);
-  if (!checked.ok) {
-    for (const problem of checked.problems) {
-      if (!problems.some((p) => p.field === problem.field)) problems.push(problem);
-    }
-  }
+  if (!checked.ok) problems.push(...checked.problems.filter((p) => !own.has(p.field)));
   return { values, input, password, problems };
 }

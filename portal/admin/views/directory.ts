@@ -1,5 +1,5 @@
 import type { FieldProblem } from '../directory-admin.ts';
-import { DIRECTORY_FIELDS, type DirectoryFormValues } from '../directory-form.ts';
+import { DIRECTORY_FIELDS, type DirectoryField, type DirectoryFormValues } from '../directory-form.ts';
 import { html, type Html } from '../html.ts';
 import type { AdminPaths } from '../paths.ts';
 import { layout } from './layout.ts';
@@ -26,13 +26,32 @@ export interface DirectoryView {
 
 const FIELD_NAMES: ReadonlySet<string> = new Set(DIRECTORY_FIELDS);
 
+/** Each field's label: on the form, and in the list of problems at the top, which names every field at fault. */
+const LABELS: Readonly<Record<DirectoryField, string>> = {
+  kind: 'Directory service type',
+  host: 'Fully-qualified domain name of the directory server',
+  baseDn: 'LDAP search base',
+  bindDn: 'Distinguished username',
+  password: 'Password',
+  transport: 'Transport',
+  port: 'Port',
+  address: 'Server address (optional)',
+  caCertificate: 'CA certificate (optional)',
+  connectTimeoutMs: 'Connect timeout (ms)',
+  timeoutMs: 'Operation timeout (ms)',
+  passwordCacheSeconds: 'Remember a successful password check for (seconds)',
+  groupCacheSeconds: 'Remember a user’s groups for (seconds)',
+};
+const isFormField = (field: string): field is DirectoryField => FIELD_NAMES.has(field);
+
 export const groupsFound = (n: number): string => `Found ${n} user group${n === 1 ? '' : 's'}`;
 
 export function directoryPage(view: DirectoryView): string {
   const { paths, values, outcome } = view;
-  const problems = new Map<string, string>();
+  // Every problem of a field, in the order reported: all of them are shown, at the field and in the banner.
+  const problems = new Map<string, string[]>();
   if (outcome?.kind === 'problems') {
-    for (const p of outcome.problems) if (!problems.has(p.field)) problems.set(p.field, p.message);
+    for (const p of outcome.problems) problems.set(p.field, [...(problems.get(p.field) ?? []), p.message]);
   }
   const f = fieldMaker(problems);
   const plain = values.transport === 'plain';
@@ -47,7 +66,7 @@ export function directoryPage(view: DirectoryView): string {
           <legend>Directory</legend>
           ${f.wrap(
             'kind',
-            html`<span class="label" id="f-kind">Directory service type</span>
+            html`<span class="label" id="f-kind">${LABELS.kind}</span>
               <label class="choice"
                 ><input
                   type="radio"
@@ -68,12 +87,12 @@ export function directoryPage(view: DirectoryView): string {
               >`,
             'Users are found by sAMAccountName in a Windows domain, by uid in an open directory.',
           )}
-          ${f.text('host', 'Fully-qualified domain name of the directory server', values.host, 'For example dc1.example.test. An IP address is accepted for an open directory only.')}
-          ${f.text('baseDn', 'LDAP search base', values.baseDn, 'Domain components, for example DC=example,DC=test.')}
-          ${f.text('bindDn', 'Distinguished username', values.bindDn, 'The full DN of the account Doorman searches with, for example CN=Squid Proxy,CN=Users,DC=example,DC=test (Active Directory) or uid=squid,cn=users,dc=example,dc=test (Open Directory). It need not be an administrator.')}
+          ${f.text('host', values.host, 'For example dc1.example.test. An IP address is accepted for an open directory only.')}
+          ${f.text('baseDn', values.baseDn, 'Domain components, for example DC=example,DC=test.')}
+          ${f.text('bindDn', values.bindDn, 'The full DN of the account Doorman searches with, for example CN=Squid Proxy,CN=Users,DC=example,DC=test (Active Directory) or uid=squid,cn=users,dc=example,dc=test (Open Directory). It need not be an administrator.')}
           ${f.wrap(
             'password',
-            html`<label for="f-password">Password</label>
+            html`<label for="f-password">${LABELS.password}</label>
               <input
                 type="password"
                 id="f-password"
@@ -91,7 +110,7 @@ export function directoryPage(view: DirectoryView): string {
           <legend>Connection</legend>
           ${f.wrap(
             'transport',
-            html`<label for="f-transport">Transport</label>
+            html`<label for="f-transport">${LABELS.transport}</label>
               <select id="f-transport" name="transport" ${f.describedBy('transport')}>
                 <option value="ldaps" ${selected(values.transport === 'ldaps')}>
                   LDAPS (TLS from the start, port 636)
@@ -106,11 +125,11 @@ export function directoryPage(view: DirectoryView): string {
                 network in clear text. Use it only on a network you trust completely.
               </p>`,
           )}
-          ${f.text('port', 'Port', values.port, 'Leave blank for the transport’s usual port: 636 for LDAPS, 389 otherwise.')}
-          ${f.text('address', 'Server address (optional)', values.address, 'An IPv4 or IPv6 address to connect to instead of looking the name up in DNS. The certificate is still checked against the name above.')}
+          ${f.text('port', values.port, 'Leave blank for the transport’s usual port: 636 for LDAPS, 389 otherwise.')}
+          ${f.text('address', values.address, 'An IPv4 or IPv6 address to connect to instead of looking the name up in DNS. The certificate is still checked against the name above.')}
           ${f.wrap(
             'caCertificate',
-            html`<label for="f-caCertificate">CA certificate (optional)</label>
+            html`<label for="f-caCertificate">${LABELS.caCertificate}</label>
               <textarea
                 id="f-caCertificate"
                 name="caCertificate"
@@ -121,20 +140,20 @@ export function directoryPage(view: DirectoryView): string {
 ${values.caCertificate}</textarea>`,
             'PEM (-----BEGIN CERTIFICATE-----) of the authority that signed the directory server’s certificate. Blank: the system’s trusted authorities.',
           )}
-          ${f.text('connectTimeoutMs', 'Connect timeout (ms)', values.connectTimeoutMs, 'Blank: 5000.')}
-          ${f.text('timeoutMs', 'Operation timeout (ms)', values.timeoutMs, 'Blank: 10000.')}
+          ${f.text('connectTimeoutMs', values.connectTimeoutMs, 'Blank: 5000.')}
+          ${f.text('timeoutMs', values.timeoutMs, 'Blank: 10000.')}
         </fieldset>
         <fieldset>
           <legend>Caches</legend>
-          ${f.text('passwordCacheSeconds', 'Remember a successful password check for (seconds)', values.passwordCacheSeconds, 'Kept as a salted hash, never the password. 0 turns it off. Blank: 60.')}
-          ${f.text('groupCacheSeconds', 'Remember a user’s groups for (seconds)', values.groupCacheSeconds, 'Blank: 60.')}
+          ${f.text('passwordCacheSeconds', values.passwordCacheSeconds, 'Kept as a salted hash, never the password. 0 turns it off. Blank: 60.')}
+          ${f.text('groupCacheSeconds', values.groupCacheSeconds, 'Blank: 60.')}
         </fieldset>
         <button type="submit">Save &amp; apply</button>
       </form>`,
   );
 }
 
-function banner(view: DirectoryView, problems: ReadonlyMap<string, string>): Html | undefined {
+function banner(view: DirectoryView, problems: ReadonlyMap<string, readonly string[]>): Html | undefined {
   const { outcome } = view;
   const kept = view.configured
     ? 'Nothing was changed: the previous settings stay in force.'
@@ -160,17 +179,18 @@ function banner(view: DirectoryView, problems: ReadonlyMap<string, string>): Htm
       </div>`;
     }
     case 'problems': {
-      // Problems for a field the form does not have cannot be shown next to it: list them here.
-      const loose = outcome.problems.filter((p) => !FIELD_NAMES.has(p.field));
+      // Every problem in one list, each naming its field (a link to it); a field the form does not have is
+      // named by its key, as the settings store reports it.
       const count = problems.size;
       return html`<div class="banner error" role="alert">
         <p><strong>${count === 1 ? '1 field needs' : `${count} fields need`} attention.</strong> ${kept}</p>
-        ${
-          loose.length > 0 &&
-          html`<ul>
-            ${loose.map((p) => html`<li>${p.field === '' ? '' : `${p.field}: `}${p.message}</li>`)}
-          </ul>`
-        }
+        <ul>
+          ${outcome.problems.map((p) =>
+            isFormField(p.field)
+              ? html`<li><a href="#f-${p.field}">${LABELS[p.field]}</a>: ${p.message}</li>`
+              : html`<li>${p.field === '' ? '' : `${p.field}: `}${p.message}</li>`,
+          )}
+        </ul>
         ${retype(outcome.passwordTyped)}
       </div>`;
     }
@@ -186,23 +206,29 @@ function banner(view: DirectoryView, problems: ReadonlyMap<string, string>): Htm
 const checked = (on: boolean) => (on ? html` checked` : '');
 const selected = (on: boolean) => (on ? html` selected` : '');
 
-/** Field markup with its hint and its problem, tied together for screen readers by aria-describedby. */
-function fieldMaker(problems: ReadonlyMap<string, string>) {
+/** Field markup with its hint and its problems, tied together for screen readers by aria-describedby. */
+function fieldMaker(problems: ReadonlyMap<string, readonly string[]>) {
   const describedBy = (name: string) =>
     problems.has(name)
       ? html` aria-invalid="true" aria-describedby="f-${name}-problem f-${name}-hint"`
       : html` aria-describedby="f-${name}-hint"`;
   const wrap = (name: string, control: Html, hint?: string) => {
-    const problem = problems.get(name);
-    return html`<div class="field${problem === undefined ? '' : ' invalid'}">
-      ${control} ${problem !== undefined && html`<p class="problem" id="f-${name}-problem">${problem}</p>`}
+    const messages = problems.get(name);
+    // One paragraph (the one aria-describedby names), a line per problem.
+    const lines = messages?.map((m, i) => (i === 0 ? m : html`<br />${m}`));
+    return html`<div class="field${messages === undefined ? '' : ' invalid'}">
+      ${control} ${lines !== undefined && html`<p class="problem" id="f-${name}-problem">${lines}</p>`}
       ${hint !== undefined && html`<p class="hint" id="f-${name}-hint">${hint}</p>`}
     </div>`;
   };
-  const text = (name: string, label: string, value: string, hint: string) =>
+  const text = (
+    name: Exclude<DirectoryField, 'kind' | 'password' | 'transport' | 'caCertificate'>,
+    value: string,
+    hint: string,
+  ) =>
     wrap(
       name,
-      html`<label for="f-${name}">${label}</label>
+      html`<label for="f-${name}">${LABELS[name]}</label>
         <input type="text" id="f-${name}" name="${name}" value="${value}" ${describedBy(name)} />`,
       hint,
     );

@@ -46,6 +46,42 @@ describe('validateDirectorySettings', () => {
     });
   });
 
+  it('reports an IP address as the host of a Windows domain even when other fields are wrong or missing', () => {
+    const result = validateDirectorySettings({ kind: 'active-directory', host: '192.0.2.10', port: 0 });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const byField = Object.fromEntries(result.problems.map((p) => [p.field, p.message]));
+    expect(Object.keys(byField).sort()).toEqual(['baseDn', 'bindDn', 'host', 'port']);
+    expect(byField.host).toBe(
+      '"192.0.2.10": an IP address is accepted only for the open-directory kind; give the domain controller\'s fully-qualified name',
+    );
+  });
+
+  it('reads the bind DN and the search base with the DN parser: escapes and spaces, never an empty value', () => {
+    expect(
+      valid({
+        ...AD_INPUT,
+        bindDn: 'CN=Proxy\\, Squid + UID=squid , OU=Service Accounts,DC=example,DC=test',
+      }),
+    ).toBeDefined();
+    expect(valid({ ...AD_INPUT, baseDn: 'dc=Example , DC=test' }).baseDn).toBe('dc=Example , DC=test');
+    for (const bindDn of ['cn=,dc=test', 'cn=x,', '=x', 'cn=x,dc=test,', 'cn=x;;dc=y', 'cn=\\']) {
+      const result = validateDirectorySettings({ ...AD_INPUT, bindDn });
+      expect(result, bindDn).toMatchObject({ ok: false, problems: [{ field: 'bindDn' }] });
+    }
+    for (const baseDn of [
+      'ou=people,dc=test',
+      'dc=a+dc=b',
+      'dc=-a',
+      'dc=a_b',
+      'dc=',
+      `dc=${'a'.repeat(64)}`,
+    ]) {
+      const result = validateDirectorySettings({ ...AD_INPUT, baseDn });
+      expect(result, baseDn).toMatchObject({ ok: false, problems: [{ field: 'baseDn' }] });
+    }
+  });
+
   it('lists every problem, each with its field name and the value given', () => {
     const result = validateDirectorySettings({
       kind: 'ldap',

@@ -62,6 +62,40 @@ describe('readDirectoryForm', () => {
     expect(read.problems).toHaveLength(byField.size);
   });
 
+  it('lists every problem in one answer: an IP host for a Windows domain beside a missing and a wrong field', () => {
+    const read = readDirectoryForm(
+      form({
+        kind: 'active-directory',
+        host: '192.0.2.10',
+        baseDn: 'ou=people',
+        bindDn: '',
+        port: '636x',
+        address: 'dc1',
+      }),
+      false,
+    );
+    expect(read.problems).toEqual([
+      { field: 'bindDn', message: 'required' },
+      { field: 'port', message: '"636x" is not a whole number' },
+      { field: 'password', message: 'required: no password is stored yet' },
+      { field: 'address', message: 'must be an IPv4 or IPv6 address (given: "dc1")' },
+      {
+        field: 'baseDn',
+        message: 'must be a DN of domain components, e.g. DC=example,DC=test (given: "ou=people")',
+      },
+      {
+        field: 'host',
+        message:
+          '"192.0.2.10": an IP address is accepted only for the open-directory kind; give the domain controller\'s fully-qualified name',
+      },
+    ]);
+  });
+
+  it('shows a long value cut short in its own words', () => {
+    const read = readDirectoryForm(form({ ...BASE, port: '9'.repeat(100_000) }), true);
+    expect(read.problems).toEqual([{ field: 'port', message: `"${'9'.repeat(64)}…" is not a whole number` }]);
+  });
+
   it('round-trips the settings in force through the form', () => {
     const settings = directorySettingsSchema.parse({
       ...BASE,

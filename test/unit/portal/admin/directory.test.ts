@@ -198,6 +198,55 @@ describe('Save & apply', () => {
     expect(p.directory.calls).toEqual([]);
   });
 
+  it('reports every problem in one answer: an IP host for a Windows domain, a missing and a wrong field', async () => {
+    const { p, b, csrf } = await signedIn();
+    const reply = await b.post('/admin/directory', {
+      ...VALID,
+      csrf,
+      kind: 'active-directory',
+      host: '192.0.2.10',
+      bindDn: '',
+      port: '636x',
+    });
+    expect(reply.status).toBe(400);
+    expect(p.directory.calls).toEqual([]);
+    expect(reply.text).toContain('3 fields need attention.');
+    // Beside each field, its problem, naming the value given.
+    expect(fieldBlock(reply.text, 'host')).toContain(
+      '&quot;192.0.2.10&quot;: an IP address is accepted only for the open-directory kind',
+    );
+    expect(fieldBlock(reply.text, 'bindDn')).toContain(
+      '<p class="problem" id="f-bindDn-problem">required</p>',
+    );
+    expect(fieldBlock(reply.text, 'port')).toContain('&quot;636x&quot; is not a whole number');
+    // At the top, all of them in one list, each naming its field.
+    const top = reply.text.indexOf('class="banner error"');
+    const banner = reply.text.slice(top, reply.text.indexOf('</div>', top));
+    expect(banner).toContain(
+      '<li><a href="#f-host">Fully-qualified domain name of the directory server</a>: &quot;192.0.2.10&quot;: an IP address',
+    );
+    expect(banner).toContain('<li><a href="#f-bindDn">Distinguished username</a>: required</li>');
+    expect(banner).toContain('<li><a href="#f-port">Port</a>: &quot;636x&quot; is not a whole number</li>');
+    expect(banner.match(/<li>/g)).toHaveLength(3);
+  });
+
+  it('shows every problem of one field beside it', async () => {
+    const { p, b, csrf } = await signedIn();
+    p.directory.answer = {
+      ok: false,
+      problems: [
+        { field: 'host', message: 'first problem' },
+        { field: 'host', message: 'second problem' },
+      ],
+    };
+    const reply = await b.post('/admin/directory', { ...VALID, csrf });
+    expect(reply.status).toBe(400);
+    expect(fieldBlock(reply.text, 'host')).toContain(
+      '<p class="problem" id="f-host-problem">first problem<br />second problem</p>',
+    );
+    expect(reply.text).toContain('1 field needs attention.');
+  });
+
   it('requires a password when none is stored', async () => {
     const { p, b, csrf } = await signedIn();
     const reply = await b.post('/admin/directory', { ...VALID, password: '', csrf });
