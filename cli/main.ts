@@ -4,6 +4,8 @@
  */
 import { DirectoryError } from '../lib/directory/errors.ts';
 import { DoormanError } from '../lib/errors.ts';
+import { isBusy } from '../lib/store/busy.ts';
+import { DEFAULT_BUSY_TIMEOUT_MS } from '../lib/store/database.ts';
 import { EXIT, UsageError, type Command } from './command.ts';
 import { adminCommand } from './commands/admin.ts';
 import { apiKeyCommand } from './commands/api-key.ts';
@@ -47,6 +49,12 @@ try {
   if (error instanceof UsageError) {
     process.stderr.write(`doorman: ${error.message}\nRun "doorman --help".\n`);
     process.exitCode = EXIT.usage;
+  } else if (isBusy(error) && !(error instanceof DoormanError)) {
+    // SQLite's busy timeout ran out: say what it means rather than print "database is locked" and a stack.
+    process.stderr.write(
+      `doorman: the session database is locked by another process (waited ${DEFAULT_BUSY_TIMEOUT_MS / 1000} s); try again\n`,
+    );
+    process.exitCode = EXIT.failed;
   } else if (error instanceof DoormanError || error instanceof DirectoryError) {
     process.stderr.write(`doorman: ${error.message}\n`);
     process.exitCode = EXIT.failed;

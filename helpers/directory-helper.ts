@@ -5,6 +5,7 @@ import type { Directory } from '../lib/directory/directory.ts';
 import { bh, type HelperReply, type HelperRequest } from '../lib/helper-protocol/message.ts';
 import { runHelper } from '../lib/helper-protocol/run.ts';
 import { stderrLog } from '../lib/log.ts';
+import { unlessBusy } from '../lib/store/busy.ts';
 import { openDatabase } from '../lib/store/database.ts';
 import { DirectorySettingsStore, directoryPasswordPath } from '../lib/store/directory-settings-store.ts';
 import { DirectoryRuntime } from './directory-runtime.ts';
@@ -27,7 +28,8 @@ export async function runDirectoryHelper(
     'directory settings',
     () => {
       const { config } = loadConfig(values.config);
-      const db = openDatabase(dbPath(config), { mustExist: true });
+      // Never wait for a lock: it would hold every answer (see lib/store/busy.ts).
+      const db = openDatabase(dbPath(config), { mustExist: true, busyTimeoutMs: 0 });
       const store = new DirectorySettingsStore(db, {
         passwordFile: directoryPasswordPath(config),
         clock: systemClock,
@@ -42,7 +44,8 @@ export async function runDirectoryHelper(
     output: process.stdout,
     channelIds: !values.sequential,
     log,
-    beforeBatch: () => runtime.use((r) => r.refresh()),
+    // A read that meets SQLITE_BUSY (rare in WAL): keep the settings in force, look again at the next batch.
+    beforeBatch: () => runtime.use((r) => void unlessBusy(() => r.refresh())),
     handle: (request) => {
       const current = runtime.get();
       return current === undefined

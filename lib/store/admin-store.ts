@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { DoormanError, InvalidInputError, showValue } from '../errors.ts';
 import { hashPassword, needsRehash, passwordProblem, verifyPassword } from '../security/password-hash.ts';
+import { realSchedule, retryWhileBusy, unlessBusy, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 
 export interface AdminUserInfo {
@@ -70,6 +71,7 @@ export class AdminStore {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #ttlMs: number;
+  readonly #schedule: Schedule;
   readonly #userByName: Statement;
   readonly #listUsers: Statement;
   readonly #insertUser: Statement;
@@ -82,10 +84,12 @@ export class AdminStore {
   readonly #deleteSessionsOf: Statement;
   readonly #deleteExpired: Statement;
 
-  constructor(db: Db, clock: Clock, options: { sessionTtlMs?: number } = {}) {
+  /** `schedule`: the timers a write waits on while another process holds the lock (tests pass their own). */
+  constructor(db: Db, clock: Clock, options: { sessionTtlMs?: number; schedule?: Schedule } = {}) {
     this.#db = db;
     this.#clock = clock;
     this.#ttlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
+    this.#schedule = options.schedule ?? realSchedule;
     this.#userByName = db.prepare('SELECT * FROM admin_users WHERE name = ?');
     this.#listUsers = db.prepare('SELECT * FROM admin_users ORDER BY name');
     this.#insertUser = db.prepare(
@@ -141,7 +145,9 @@ export class AdminStore {
     const ok = await verifyPassword(password, row?.password_hash ?? (await dummy()));
     if (row === undefined || !ok) return false;
     if (needsRehash(row.password_hash)) {
-      this.#updateHash.run({ name, hash: await hashPassword(password), now: this.#clock.now() });
+      const hash = await hashPassword(password);
+      // A better hash can wait for the next check if the DB is locked now.
+      unlessBusy(() => this.#updateHash.run({ name, hash, now: this.#clock.now() }));
     }
     return true;
   }
@@ -164,6 +170,8 @@ export class AdminStore {
    * Check the password and, if it is right, sign the admin in: a session is made only if the stored hash is
    * still the one the password was checked against, so a `doorman admin passwd` that lands during the slow
    * scrypt check (and ends every session of that admin) cannot be outlived by a session of the old password.
+   * While another process holds the DB's write lock the session is tried again on timers (busy.ts), never in
+   * a blocking wait, and a StoreBusyError ends it after BUSY_DEADLINE_MS; the rehash is skipped then.
    */
   async signIn(name: string, password: string): Promise<NewAdminSession | undefined> {
     const row = this.#userByName.get(name) as UserRow | undefined;
@@ -172,18 +180,18 @@ export class AdminStore {
     let checked = row.password_hash;
     if (needsRehash(checked)) {
       const hash = await hashPassword(password);
-      const changed = this.#updateHashIfUnchanged.run({
-        name,
-        old: checked,
-        hash,
-        now: this.#clock.now(),
-      }).changes;
-      if (changed === 1) checked = hash;
+      // A better hash can wait for the next sign-in if the DB is locked now.
+      unlessBusy(() => {
+        const changed = this.#updateHashIfUnchanged.run({ name, old: checked, hash, now: this.#clock.now() });
+        if (changed.changes === 1) checked = hash;
+      });
     }
-    return this.#db.transaction(() => {
+    // IMMEDIATE: the write lock is taken before the check, so a busy DB is met before anything ran.
+    const start = this.#db.transaction(() => {
       const current = this.#userByName.get(name) as UserRow | undefined;
       return current?.password_hash === checked ? this.createSession(name) : undefined;
-    })();
+    });
+    return retryWhileBusy(() => start.immediate(), { clock: this.#clock, schedule: this.#schedule });
   }
 
   /** Sign `userName` in. Also drops expired sessions, so the table does not grow without bound. */

@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
 import { DoormanError, InvalidInputError, showValue } from '../errors.ts';
 import { generateApiKey, hashSecret, parseApiKey, secretMatches } from '../security/api-key.ts';
+import { isBusy, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 
 export interface ApiKeyInfo {
@@ -35,6 +36,16 @@ const DUMMY_HASH = hashSecret('doorman-no-such-key');
 /** How stale `lastUsedAt` may be. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** After SQLITE_BUSY, "last used" is tried again this much later (and on the next use of any key). */
+export const LAST_USED_RETRY_MS = 1000;
+
+export interface ApiKeyStoreOptions {
+  /** For the retry of "last used" after SQLITE_BUSY; default setTimeout (unref'd: it keeps no process alive). */
+  schedule?: Schedule;
+  /** Where a "last used" write that failed for another reason than a lock is reported. Default: stderr. */
+  log?: (line: string) => void;
+}
+
 export const API_KEY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/;
 
 /** API keys: only a hash of each is stored; the key itself is returned once, by create(). */
@@ -46,9 +57,16 @@ export class ApiKeyStore {
   readonly #list: Statement;
   readonly #revoke: Statement;
   readonly #used: Statement;
+  readonly #schedule: Schedule;
+  readonly #log: (line: string) => void;
+  /** "Last used" times not written yet, by key id: bookkeeping that waits while another process holds the lock. */
+  readonly #pendingUsed = new Map<string, number>();
+  #retryScheduled = false;
 
-  constructor(db: Db, clock: Clock) {
+  constructor(db: Db, clock: Clock, options: ApiKeyStoreOptions = {}) {
     this.#clock = clock;
+    this.#schedule = options.schedule ?? ((task, ms) => void setTimeout(task, ms).unref());
+    this.#log = options.log ?? ((line) => void process.stderr.write(`${line}\n`));
     this.#insert = db.prepare(
       'INSERT INTO api_keys (name, key_id, secret_hash, created_at) VALUES (@name, @keyId, @hash, @now)',
     );
@@ -95,9 +113,36 @@ export class ApiKeyStore {
     // every session helper drop its cache.
     const now = this.#clock.now();
     if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
-      this.#used.run({ keyId: row.key_id, now });
+      this.#pendingUsed.set(row.key_id, now);
+      this.#writeUsed();
     }
     return true;
+  }
+
+  /**
+   * Write the pending "last used" times. Bookkeeping, so it never fails or holds up the request that uses the
+   * key: when another process holds the write lock the times stay pending and are tried again a second later
+   * (and at the next use of a key); any other failure is logged and the time dropped.
+   */
+  #writeUsed(): void {
+    for (const [keyId, now] of this.#pendingUsed) {
+      try {
+        this.#used.run({ keyId, now });
+      } catch (error) {
+        if (isBusy(error)) return this.#retryLater();
+        this.#log(`api keys: cannot record when a key was last used: ${(error as Error).message}`);
+      }
+      this.#pendingUsed.delete(keyId);
+    }
+  }
+
+  #retryLater(): void {
+    if (this.#retryScheduled) return;
+    this.#retryScheduled = true;
+    this.#schedule(() => {
+      this.#retryScheduled = false;
+      this.#writeUsed();
+    }, LAST_USED_RETRY_MS);
   }
 
   list(): ApiKeyInfo[] {

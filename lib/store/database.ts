@@ -9,22 +9,36 @@ export interface OpenOptions {
   readonly?: boolean;
   /** Fail instead of creating a new DB (helpers: a missing DB means Doorman is not set up, say so). */
   mustExist?: boolean;
-  /** How long a writer waits for another process's lock, ms. */
+  /**
+   * How long a statement waits for another process's lock, ms, holding the whole thread meanwhile (SQLite's
+   * busy handler sleeps; better-sqlite3 is synchronous). The default, 5000, is for the CLI, which serves
+   * nobody else. A program with an event loop that serves others (the web app, the helpers) passes 0 and
+   * waits on timers instead (busy.ts).
+   */
   busyTimeoutMs?: number;
+  /**
+   * The same while opening and migrating (a migration takes the write lock); default busyTimeoutMs. The web
+   * app waits here at start-up, before it serves anything.
+   */
+  openBusyTimeoutMs?: number;
 }
+
+/** The CLI's busy timeout (see OpenOptions.busyTimeoutMs). */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Open the session DB: WAL (readers never block the writer, several processes at once), a busy timeout
- * instead of SQLITE_BUSY errors, and the schema brought to the current version.
+ * (see OpenOptions), and the schema brought to the current version.
  */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   let db: Db | undefined;
   try {
     db = new Database(path, {
       readonly: options.readonly ?? false,
       fileMustExist: (options.mustExist ?? false) || (options.readonly ?? false),
     });
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    db.pragma(`busy_timeout = ${options.openBusyTimeoutMs ?? busyTimeoutMs}`);
     if (!options.readonly) {
       db.pragma('journal_mode = WAL');
       // NORMAL is durable across a process crash in WAL mode; only a power cut can lose the last commits.
@@ -43,6 +57,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
   }
   try {
     migrate(db);
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   } catch (error) {
     db.close();
     throw error;

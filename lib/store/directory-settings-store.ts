@@ -21,6 +21,7 @@ import {
   type SettingsProblem,
 } from '../directory/settings.ts';
 import { DoormanError } from '../errors.ts';
+import { realSchedule, retryWhileBusy, StoreBusyError, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 
 /**
@@ -76,14 +77,17 @@ export class DirectorySettingsStore {
   readonly #db: Db;
   readonly #passwordFile: string;
   readonly #clock: Clock;
+  readonly #schedule: Schedule;
   readonly #get: Statement;
   readonly #version: Statement;
   readonly #put: Statement;
 
-  constructor(db: Db, options: { passwordFile: string; clock: Clock }) {
+  /** `schedule`: the timers a write waits on while another process holds the lock (tests pass their own). */
+  constructor(db: Db, options: { passwordFile: string; clock: Clock; schedule?: Schedule }) {
     this.#db = db;
     this.#passwordFile = options.passwordFile;
     this.#clock = options.clock;
+    this.#schedule = options.schedule ?? realSchedule;
     this.#get = db.prepare('SELECT value, updated_at FROM settings WHERE name = ?');
     this.#version = db.prepare('SELECT updated_at FROM settings WHERE name = ?').pluck();
     // updated_at only ever goes up, by at least 1 ms per write, so it serves as a version number.
@@ -165,7 +169,7 @@ export class DirectorySettingsStore {
     const settings = checked.settings;
     const tested = await options.test(settings, secret);
     if (!tested.ok) return { ok: false, error: tested.error, message: tested.error.message };
-    this.#write(settings, password);
+    await this.#write(settings, password);
     const n = tested.groupCount;
     return { ok: true, groupCount: n, message: `Found ${n} user group${n === 1 ? '' : 's'}`, settings };
   }
@@ -182,15 +186,38 @@ export class DirectorySettingsStore {
   /**
    * Settings row and password file, together: the new password goes to a temporary file (0600) first, is
    * renamed over the old one inside the DB transaction, and the old one is put back if the commit fails.
+   * While another process holds the DB's write lock this is tried again on timers (busy.ts), never in a
+   * blocking wait; the lock is taken first, so a try that meets it has written nothing. After
+   * BUSY_DEADLINE_MS it fails with StoreBusyError (the admin screen's 503).
    */
-  #write(settings: DirectorySettings, password: string | undefined): void {
-    const temp = password === undefined ? undefined : this.#writeTemp(password);
-    const previous = temp === undefined ? undefined : this.#readPassword();
+  async #write(settings: DirectorySettings, password: string | undefined): Promise<void> {
+    try {
+      await retryWhileBusy(() => this.#writeOnce(settings, password), {
+        clock: this.#clock,
+        schedule: this.#schedule,
+      });
+    } catch (error) {
+      if (error instanceof StoreBusyError) throw error;
+      throw new DoormanError(
+        'STORE_UNAVAILABLE',
+        `cannot save the directory settings: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
+  #writeOnce(settings: DirectorySettings, password: string | undefined): void {
     this.#db.exec('BEGIN IMMEDIATE');
+    let temp: string | undefined;
+    let previous: string | undefined;
     let renamed = false;
     try {
       this.#put.get({ name: ROW, value: JSON.stringify(settings), now: this.#clock.now() });
-      if (temp !== undefined) {
+      if (password !== undefined) {
+        previous = this.#readPassword();
+        temp = this.#writeTemp(password);
         renameSync(temp, this.#passwordFile);
         renamed = true;
       }
@@ -202,13 +229,7 @@ export class DirectorySettingsStore {
         if (previous === undefined) rmSync(this.#passwordFile, { force: true });
         else renameSync(this.#writeTemp(previous), this.#passwordFile);
       }
-      throw new DoormanError(
-        'STORE_UNAVAILABLE',
-        `cannot save the directory settings: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
+      throw error;
     }
   }
 

@@ -1,4 +1,5 @@
 import type { Middleware, ParameterizedContext } from 'koa';
+import { BUSY_RETRY_AFTER_SECONDS, isBusy } from '../../lib/store/busy.ts';
 import { ApiError } from '../errors.ts';
 import type { PortalState } from '../state.ts';
 
@@ -6,16 +7,23 @@ import type { PortalState } from '../state.ts';
  * The one error boundary. A refusal (ApiError) is shown in full: it is about the client's request. Anything
  * else is our fault: the client gets a bare 500 and the log gets the details, which may name paths or SQL.
  * JSON for the API; the admin screens set ctx.state.errorPage and get the same answers as an HTML page.
+ *
+ * The one fault that is not ours: the session DB locked by another process (a write that waited its deadline
+ * on timers, StoreBusyError, or a statement that met SQLITE_BUSY). That is a 503 with Retry-After and the
+ * reason, so a login script tries again and an operator knows where to look, never a 500.
  */
 export function errorHandler(log: (line: string) => void): Middleware<PortalState> {
   return async function handleErrors(ctx, next) {
     try {
       await next();
-    } catch (error) {
+    } catch (thrown) {
       if (ctx.headerSent) {
-        log(`portal: error after the response started, ${ctx.method} ${ctx.path}: ${describe(error)}`);
+        log(`portal: error after the response started, ${ctx.method} ${ctx.path}: ${describe(thrown)}`);
         return;
       }
+      const busy = isBusy(thrown);
+      if (busy) log(`portal: ${ctx.method} ${ctx.path}: the session DB is locked by another process: 503`);
+      const error = busy ? busyError() : thrown;
       if (error instanceof ApiError) {
         ctx.status = error.status;
         ctx.set(error.headers);
@@ -28,6 +36,13 @@ export function errorHandler(log: (line: string) => void): Middleware<PortalStat
     }
   };
 }
+
+const busyError = (): ApiError =>
+  new ApiError(
+    'service_unavailable',
+    `the session database is locked by another process; try again in ${BUSY_RETRY_AFTER_SECONDS} seconds`,
+    { headers: { 'Retry-After': String(BUSY_RETRY_AFTER_SECONDS) } },
+  );
 
 function show(ctx: ParameterizedContext<PortalState>, json: object, message: string | undefined): void {
   const page = ctx.state.errorPage;

@@ -50,3 +50,29 @@ export function form(fields: Record<string, string>): { body: string; headers: R
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
   };
 }
+
+/** Just enough of a browser for the admin screens: one cookie jar, forms posted urlencoded. */
+export function browser(
+  baseUrl: () => string,
+): (path: string, fields?: Record<string, string>) => Promise<Response> {
+  const jar = new Map<string, string>();
+  return async (path, fields) => {
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const res = await http(`${baseUrl()}${path}`, {
+      method: fields ? 'POST' : 'GET',
+      headers: {
+        ...(cookie ? { cookie } : {}),
+        ...(fields ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      ...(fields ? { body: new URLSearchParams(fields).toString() } : {}),
+    });
+    const setCookie = res.headers['set-cookie'];
+    for (const line of Array.isArray(setCookie) ? setCookie : []) {
+      const [pair = ''] = line.split(';');
+      const eq = pair.indexOf('=');
+      if (/Max-Age=0/i.test(line)) jar.delete(pair.slice(0, eq));
+      else jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+    return res;
+  };
+}

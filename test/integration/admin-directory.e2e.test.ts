@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, type Response } from '../harness/http.ts';
+import { browser, type Response } from '../harness/http.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
 import { startSlapd, USER_PASSWORD, type Slapd } from '../harness/slapd.ts';
 import { HelperProcess } from '../harness/helper-process.ts';
@@ -22,27 +22,8 @@ afterAll(async () => {
   await slapd?.stop();
 });
 
-/** Just enough of a browser: one cookie jar, forms posted urlencoded. */
-const jar = new Map<string, string>();
-async function browse(path: string, form?: Record<string, string>): Promise<Response> {
-  const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const res = await http(`${lab.doormanUrl}${path}`, {
-    method: form ? 'POST' : 'GET',
-    headers: {
-      ...(cookie ? { cookie } : {}),
-      ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-    },
-    ...(form ? { body: new URLSearchParams(form).toString() } : {}),
-  });
-  const setCookie = res.headers['set-cookie'];
-  for (const line of Array.isArray(setCookie) ? setCookie : []) {
-    const [pair = ''] = line.split(';');
-    const eq = pair.indexOf('=');
-    if (/Max-Age=0/i.test(line)) jar.delete(pair.slice(0, eq));
-    else jar.set(pair.slice(0, eq), pair.slice(eq + 1));
-  }
-  return res;
-}
+/** Just enough of a browser for the admin screens: one cookie jar. */
+const browse = browser(() => lab.doormanUrl);
 const csrfOf = (page: Response) => /name="csrf" value="([^"]*)"/.exec(page.body)?.[1] ?? '';
 
 const form = () => ({

@@ -4,9 +4,11 @@ import { ManualClock } from '../../../../lib/clock.ts';
 import { InvalidInputError } from '../../../../lib/errors.ts';
 import { verifyPassword } from '../../../../lib/security/password-hash.ts';
 import { AdminStore, DEFAULT_SESSION_TTL_MS } from '../../../../lib/store/admin-store.ts';
+import { BUSY_DEADLINE_MS, StoreBusyError } from '../../../../lib/store/busy.ts';
 import type { Db } from '../../../../lib/store/database.ts';
+import { ManualTimers } from '../../../support/manual-timers.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
-import { thrown } from '../../../support/thrown.ts';
+import { rejection, thrown } from '../../../support/thrown.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const HOUR = 3600_000;
@@ -202,5 +204,40 @@ describe('admin sessions', () => {
     expect(other.findSession(token)?.userName).toBe('root');
     await other.setPassword('root', 'changed');
     expect(store.findSession(token)).toBeUndefined();
+  });
+});
+
+describe('sign-in while another connection holds the write lock', () => {
+  /** A store on a handle that never waits in SQLite (as the web app's), with timers the test fires. */
+  async function locked() {
+    await store.setPassword('root', 'pw');
+    const timers = new ManualTimers(clock);
+    const web = new AdminStore(tmp.connect({ busyTimeoutMs: 0 }), clock, { schedule: timers.schedule });
+    const holder = tmp.connect();
+    holder.exec('BEGIN IMMEDIATE');
+    return { timers, web, holder };
+  }
+
+  it('waits on a timer, not in SQLite, and signs in once the lock is free', async () => {
+    const { timers, web, holder } = await locked();
+    const signingIn = web.signIn('root', 'pw');
+    await timers.untilWaiting(); // scrypt runs off the event loop first
+    await timers.fireNext();
+    expect(timers.pending).toBe(1);
+    holder.exec('ROLLBACK');
+    await timers.fireNext();
+    const session = await signingIn;
+    expect(session && store.findSession(session.token)?.userName).toBe('root');
+  });
+
+  it('gives up with StoreBusyError after the deadline, having made no session', async () => {
+    const { timers, web, holder } = await locked();
+    const outcome = rejection(web.signIn('root', 'pw'));
+    await timers.untilWaiting(); // scrypt runs off the event loop first
+    while (await timers.fireNext());
+    expect(await outcome).toBeInstanceOf(StoreBusyError);
+    holder.exec('ROLLBACK');
+    expect(db.prepare('SELECT count(*) FROM admin_sessions').pluck().get()).toBe(0);
+    expect(clock.now() - T0).toBeGreaterThanOrEqual(BUSY_DEADLINE_MS);
   });
 });

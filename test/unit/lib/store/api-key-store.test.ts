@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../lib/clock.ts';
 import { InvalidInputError } from '../../../../lib/errors.ts';
-import { ApiKeyStore } from '../../../../lib/store/api-key-store.ts';
+import { ApiKeyStore, LAST_USED_RETRY_MS } from '../../../../lib/store/api-key-store.ts';
+import { ManualTimers } from '../../../support/manual-timers.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
 import { thrown } from '../../../support/thrown.ts';
 
@@ -288,5 +289,47 @@ describe('list', () => {
       ['zeta', T0, undefined],
       ['beta', T0 + 1, undefined],
     ]);
+  });
+});
+
+describe('"last used" while another connection holds the write lock', () => {
+  it('accepts the key at once and writes "last used" at a later chance, after the lock is released', async () => {
+    const timers = new ManualTimers(clock);
+    const logs: string[] = [];
+    const store = new ApiKeyStore(tmp.connect({ busyTimeoutMs: 0 }), clock, {
+      schedule: timers.schedule,
+      log: (line) => logs.push(line),
+    });
+    const { key } = store.create('portal');
+    const holder = tmp.connect();
+    holder.exec('BEGIN IMMEDIATE');
+    clock.advance(5000);
+    expect(store.verify(key)).toBe(true);
+    expect(store.list()[0]?.lastUsedAt).toBeUndefined();
+    // still locked when the retry comes: it waits again, and a second use does not add a second timer
+    await timers.fireNext();
+    expect(store.verify(key)).toBe(true);
+    expect(timers.pending).toBe(1);
+    expect(store.list()[0]?.lastUsedAt).toBeUndefined();
+
+    holder.exec('ROLLBACK');
+    await timers.fireNext();
+    // the latest use is the one recorded
+    expect(store.list()[0]?.lastUsedAt).toBe(T0 + 5000 + LAST_USED_RETRY_MS);
+    expect(timers.pending).toBe(0);
+    expect(logs).toEqual([]);
+  });
+
+  it('another failure is logged, the time dropped, and the key still accepted', () => {
+    const logs: string[] = [];
+    const db = tmp.connect({ busyTimeoutMs: 0 });
+    const store = new ApiKeyStore(db, clock, { log: (line) => logs.push(line) });
+    const { key } = store.create('portal');
+    db.exec(
+      `CREATE TRIGGER no_updates BEFORE UPDATE ON api_keys BEGIN SELECT RAISE(ABORT, 'read-only table'); END`,
+    );
+    expect(store.verify(key)).toBe(true);
+    expect(logs).toEqual(['api keys: cannot record when a key was last used: read-only table']);
+    expect(store.list()[0]?.lastUsedAt).toBeUndefined();
   });
 });

@@ -10,8 +10,10 @@ import {
   DirectorySettingsStore,
   type ApplyOptions,
 } from '../../../../lib/store/directory-settings-store.ts';
+import { StoreBusyError } from '../../../../lib/store/busy.ts';
+import { ManualTimers } from '../../../support/manual-timers.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
-import { thrown } from '../../../support/thrown.ts';
+import { rejection, thrown } from '../../../support/thrown.ts';
 
 const tmp = useTempDb('doorman-directory-settings-');
 let clock: ManualClock;
@@ -201,5 +203,48 @@ describe('load', () => {
     );
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toContain('transport:');
+  });
+});
+
+describe('apply while another connection holds the write lock', () => {
+  function locked() {
+    const timers = new ManualTimers(clock);
+    const web = new DirectorySettingsStore(tmp.connect({ busyTimeoutMs: 0 }), {
+      passwordFile: passwordFile(),
+      clock,
+      schedule: timers.schedule,
+    });
+    const holder = tmp.connect();
+    holder.exec('BEGIN IMMEDIATE');
+    return { timers, web, holder };
+  }
+
+  it('waits on a timer, writing nothing, and applies once the lock is free', async () => {
+    const { timers, web, holder } = locked();
+    const applying = web.apply(INPUT, PASSWORD, found(3).options);
+    await timers.untilWaiting();
+    await timers.fireNext();
+    expect(existsSync(passwordFile())).toBe(false);
+    expect(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    holder.exec('ROLLBACK');
+    await timers.fireNext();
+    expect(await applying).toMatchObject({ ok: true, groupCount: 3 });
+    expect(store().load()?.password).toBe(PASSWORD);
+  });
+
+  it('gives up with StoreBusyError after the deadline; the previous settings stay in force', async () => {
+    await store().apply(INPUT, PASSWORD, found(1).options);
+    const { timers, web, holder } = locked();
+    const outcome = rejection(
+      web.apply({ ...INPUT, host: 'other.example.test' }, 'N3wPassword', found(2).options),
+    );
+    await timers.untilWaiting();
+    while (await timers.fireNext());
+    expect(await outcome).toBeInstanceOf(StoreBusyError);
+    holder.exec('ROLLBACK');
+    const loaded = store().load();
+    expect(loaded?.settings.host).toBe(INPUT.host);
+    expect(loaded?.password).toBe(PASSWORD);
+    expect(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../lib/clock.ts';
+import { BUSY_DEADLINE_MS, StoreBusyError } from '../../../../lib/store/busy.ts';
 import { GroupCommit } from '../../../../lib/store/group-commit.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
+import { ManualTimers, settle } from '../../../support/manual-timers.ts';
+import { rejection } from '../../../support/thrown.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
 
 const tmp = useTempDb('doorman-group-commit-');
@@ -55,5 +58,72 @@ describe('GroupCommit', () => {
     expect(sessions.find(ip('10.0.0.4'))).toBeUndefined();
     await done;
     expect(sessions.find(ip('10.0.0.4'))?.username).toBe('frank');
+  });
+});
+
+describe('GroupCommit while another connection holds the write lock', () => {
+  /** The web app's handle (busy_timeout 0, as serve opens it), a holder of the lock, timers that wait to be told. */
+  function locked() {
+    const clock = new ManualClock();
+    const timers = new ManualTimers(clock);
+    const db = tmp.connect({ busyTimeoutMs: 0 });
+    const holder = tmp.connect();
+    holder.exec('BEGIN IMMEDIATE');
+    const sessions = new SessionStore(db, clock);
+    const commits = new GroupCommit(db, { clock, schedule: timers.schedule });
+    const login = (ip: string, username: string) =>
+      commits.run(() => sessions.start({ key: { kind: 'ip', value: ip }, username, source: 'api' }));
+    return { clock, timers, db, holder, sessions, commits, login };
+  }
+
+  it('does not block: the batch waits on a timer, and is committed once the lock is free', async () => {
+    const { timers, holder, sessions, login } = locked();
+    let settled = false;
+    const first = login('10.1.0.1', 'alice').finally(() => (settled = true));
+    await settle();
+    expect(settled).toBe(false);
+    expect(timers.pending).toBe(1);
+    // Writes asked for while it waits go in the same retry, after it.
+    const second = login('10.1.0.1', 'bob');
+    await timers.fireNext();
+    await timers.fireNext();
+    expect(settled).toBe(false);
+    expect(sessions.find(ip('10.1.0.1'))).toBeUndefined();
+
+    holder.exec('ROLLBACK');
+    await timers.fireNext();
+    expect((await first).username).toBe('alice');
+    expect((await second).username).toBe('bob');
+    expect(sessions.find(ip('10.1.0.1'))?.username).toBe('bob');
+    expect(timers.pending).toBe(0);
+  });
+
+  it('gives a write up with StoreBusyError once it has waited the deadline; later ones keep waiting', async () => {
+    const { clock, timers, holder, sessions, login } = locked();
+    const early = rejection(login('10.1.0.2', 'carol'));
+    await settle();
+    clock.advance(BUSY_DEADLINE_MS - 1000);
+    const late = login('10.1.0.3', 'dave');
+    await timers.fireUntil(() => false, clock.now() + 1000);
+    const gaveUp = await early;
+    expect(gaveUp).toBeInstanceOf(StoreBusyError);
+    expect((gaveUp as StoreBusyError).waitedMs).toBeGreaterThanOrEqual(BUSY_DEADLINE_MS);
+    expect(timers.pending).toBe(1);
+
+    holder.exec('ROLLBACK');
+    await timers.fireNext();
+    expect((await late).username).toBe('dave');
+    expect(sessions.find(ip('10.1.0.2'))).toBeUndefined();
+  });
+
+  it('after a busy spell commits again at the first try', async () => {
+    const { timers, holder, login } = locked();
+    const waited = login('10.1.0.4', 'erin');
+    await settle();
+    holder.exec('ROLLBACK');
+    await timers.fireNext();
+    await waited;
+    expect((await login('10.1.0.5', 'frank')).username).toBe('frank');
+    expect(timers.pending).toBe(0);
   });
 });
