@@ -7,6 +7,9 @@ interface Cached {
   id: number;
   username: string;
   expiresAt: number | undefined;
+  idleTimeoutMs: number | undefined;
+  /** The DB's last_seen when this was read: the latest time any helper process had written. */
+  lastSeen: number;
 }
 
 /** Cache entries kept at most; past it the cache starts over (cheap, and bounded). */
@@ -22,12 +25,24 @@ const MAX_CACHED = 200_000;
  * (PRAGMA data_version, checked once per batch of input), so a login or logout is seen by the next batch;
  * hard expiry is checked against the clock on every lookup. "Last seen" is collected here and written in one
  * transaction per flush interval, not once per lookup.
+ *
+ * Idle limit: a session is refused once it has not been seen for longer than its limit, seen meaning the
+ * latest of the DB's last_seen (what every helper process had flushed when the row was read) and this
+ * process's own answers. Another process's answers count only once it has flushed them, so idle time is
+ * measured to within the flush interval (the config keeps the limit at twice that interval or more). A
+ * refused lookup is never counted as seen: traffic after the end cannot bring the session back.
  */
 export class SessionLookup {
   readonly #store: SessionStore;
   readonly #clock: Clock;
   readonly #cache = new Map<string, Cached | null>();
   readonly #seen = new Map<number, number>();
+  /**
+   * When this process last answered OK for a session with an idle limit: unlike #seen, kept after a flush,
+   * because the cached row's last_seen does not move with this process's own writes (they do not change
+   * data_version).
+   */
+  readonly #answered = new Map<number, number>();
   #version = -1;
 
   constructor(store: SessionStore, clock: Clock) {
@@ -42,6 +57,11 @@ export class SessionLookup {
       this.#cache.clear();
       this.#version = version;
     }
+    // Forgotten together with the cache: rows read again carry what was flushed, #seen holds the rest.
+    if (this.#answered.size > MAX_CACHED) {
+      this.#answered.clear();
+      this.#cache.clear();
+    }
   }
 
   handle(request: HelperRequest): HelperReply {
@@ -55,6 +75,7 @@ export class SessionLookup {
       (macField === undefined ? undefined : this.#byMac(macField, now));
     if (found === undefined) return err();
     this.#seen.set(found.id, now);
+    if (found.idleTimeoutMs !== undefined) this.#answered.set(found.id, now);
     return ok([['user', found.username]]);
   }
 
@@ -93,10 +114,24 @@ export class SessionLookup {
     let entry = this.#cache.get(cacheKey);
     if (entry === undefined) {
       const session = this.#store.find(key);
-      entry = session ? { id: session.id, username: session.username, expiresAt: session.expiresAt } : null;
+      entry = session
+        ? {
+            id: session.id,
+            username: session.username,
+            expiresAt: session.expiresAt,
+            idleTimeoutMs: session.idleTimeoutMs,
+            lastSeen: session.lastSeen,
+          }
+        : null;
       this.#cache.set(cacheKey, entry);
     }
     if (entry === null || (entry.expiresAt !== undefined && entry.expiresAt <= now)) return undefined;
+    if (entry.idleTimeoutMs !== undefined && now - this.#lastSeen(entry) > entry.idleTimeoutMs)
+      return undefined;
     return entry;
+  }
+
+  #lastSeen(entry: Cached): number {
+    return Math.max(entry.lastSeen, this.#answered.get(entry.id) ?? 0, this.#seen.get(entry.id) ?? 0);
   }
 }

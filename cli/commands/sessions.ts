@@ -19,11 +19,14 @@ const help = `Usage: doorman sessions list
        doorman sessions end IP
        doorman sessions clear
 
-  list    live sessions: key, user, source, created, last seen, hard expiry
+  list    live sessions: key, user, source, created, last seen, idle limit, when it runs out as of
+          last seen (- for none), hard expiry (- for none)
   end     end the session on one IP address (IPv4 or IPv6)
   clear   end every session
 
 Squid caches each answer for its ttl (see doorman squid-conf): an ended session is refused after at most that.
+Last seen is written by Squid's helpers every lastSeenFlushSeconds, so IDLE UNTIL may be that much early;
+a session past it is listed until its hard expiry or the next login on its address, but refused.
 
 Options:
 ${CONFIG_HELP}`;
@@ -60,12 +63,30 @@ export const sessionsCommand: Command = {
       } else if (action === 'clear') {
         out(`ended ${stores.sessions.clear()} session(s)`);
       } else {
-        out(['KEY', 'USER', 'SOURCE', 'CREATED', 'LAST SEEN', 'EXPIRES'].join('\t'));
+        const header = [
+          'KEY',
+          'USER',
+          'SOURCE',
+          'CREATED',
+          'LAST SEEN',
+          'IDLE LIMIT',
+          'IDLE UNTIL',
+          'EXPIRES',
+        ];
+        out(header.join('\t'));
         for (const s of stores.sessions.list()) {
+          const idle = s.idleTimeoutMs;
           out(
-            [s.key.value, s.username, s.source, iso(s.createdAt), iso(s.lastSeen), iso(s.expiresAt)].join(
-              '\t',
-            ),
+            [
+              s.key.value,
+              s.username,
+              s.source,
+              iso(s.createdAt),
+              iso(s.lastSeen),
+              idle === undefined ? '-' : `${idle / 1000}s`,
+              iso(idle === undefined ? undefined : s.lastSeen + idle),
+              iso(s.expiresAt),
+            ].join('\t'),
           );
         }
       }

@@ -53,6 +53,12 @@ export const migrations: readonly string[] = [
     expires_at  INTEGER NOT NULL
   ) STRICT;
   `,
+  // 3: a session's own idle limit, beside its own hard expiry (expires_at, from 1). Per row, not from the
+  // config, because each way in sets its own (the API's timeout field, the splash page's settings) and the
+  // helpers, which never read the config, must apply them. NULL: no idle limit. Existing sessions get none.
+  `
+  ALTER TABLE sessions ADD COLUMN idle_timeout INTEGER CHECK (idle_timeout > 0);
+  `,
 ];
 
 export const SCHEMA_VERSION = migrations.length;

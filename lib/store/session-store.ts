@@ -21,6 +21,12 @@ export interface Session {
   lastSeen: number;
   /** Hard expiry, ms since the epoch; undefined means none. */
   expiresAt: number | undefined;
+  /**
+   * Idle limit, ms: the session ends once it has not been seen for longer than this; undefined means none.
+   * Judged by the session helper (see helpers/session-lookup.ts), which knows more recent "last seen" times
+   * than `lastSeen` here: find() and list() still return a session that looks idle from the DB alone.
+   */
+  idleTimeoutMs: number | undefined;
 }
 
 export interface StartSession {
@@ -28,6 +34,8 @@ export interface StartSession {
   username: string;
   source: SessionSource;
   expiresAt?: number;
+  /** A whole number of ms, at least 1. */
+  idleTimeoutMs?: number;
 }
 
 interface Row {
@@ -39,6 +47,7 @@ interface Row {
   created_at: number;
   last_seen: number;
   expires_at: number | null;
+  idle_timeout: number | null;
 }
 
 const toSession = (r: Row): Session => ({
@@ -49,6 +58,7 @@ const toSession = (r: Row): Session => ({
   createdAt: r.created_at,
   lastSeen: r.last_seen,
   expiresAt: r.expires_at ?? undefined,
+  idleTimeoutMs: r.idle_timeout ?? undefined,
 });
 
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
@@ -75,8 +85,9 @@ export class SessionStore {
     // A new login on a key replaces whatever was there (REPLACE deletes the old row): the new row gets a
     // new id, so a stale "last seen" write for the previous user (keyed by id) can never land on it.
     this.#upsert = db.prepare(
-      `INSERT OR REPLACE INTO sessions (key_kind, key, username, source, created_at, last_seen, expires_at)
-       VALUES (@kind, @key, @username, @source, @now, @now, @expiresAt)
+      `INSERT OR REPLACE INTO sessions
+         (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout)
+       VALUES (@kind, @key, @username, @source, @now, @now, @expiresAt, @idleTimeout)
        RETURNING *`,
     );
     this.#find = db.prepare(`SELECT * FROM sessions WHERE key_kind = @kind AND key = @key AND ${LIVE}`);
@@ -97,6 +108,7 @@ export class SessionStore {
       source: input.source,
       now: this.#clock.now(),
       expiresAt: input.expiresAt ?? null,
+      idleTimeout: input.idleTimeoutMs ?? null,
     }) as Row;
     return toSession(row);
   }

@@ -293,3 +293,135 @@ describe('last seen', () => {
     expect(touch).not.toHaveBeenCalled();
   });
 });
+
+describe('idle limit and hard expiry', () => {
+  const MINUTE = 60_000;
+  /** Another helper process: its own DB handle, store and lookup, on the same clock. */
+  function otherHelper(): { lookup: SessionLookup; ask: (src: string) => string } {
+    const db = openDatabase(join(dir, 'doorman.db'));
+    handles.push(db);
+    const other = new SessionLookup(new SessionStore(db, clock), clock);
+    return {
+      lookup: other,
+      ask: (src) => {
+        other.refresh();
+        return line(other.handle(request(src)));
+      },
+    };
+  }
+
+  it('neither: a session without limits is never refused by time', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    clock.advance(400 * 86_400_000);
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+  });
+
+  it('idle: counted from the login when nothing was seen; OK at exactly the limit, ERR past it', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', idleTimeoutMs: MINUTE });
+    clock.set(T0 + MINUTE);
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    portal.start({ key: ip('10.0.0.6'), username: 'bob', source: 'api', idleTimeoutMs: MINUTE });
+    clock.set(T0 + 2 * MINUTE + 1);
+    expect(ask('10.0.0.6')).toBe('ERR');
+  });
+
+  it("idle: each answer moves the limit on; the helper's own answers count after it flushed them too", () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', idleTimeoutMs: MINUTE });
+    const find = vi.spyOn(store, 'find');
+    for (let t = 50_000; t <= 500_000; t += 50_000) {
+      clock.set(T0 + t);
+      expect(ask('10.0.0.5'), `at ${t} ms`).toBe('OK user=alice');
+      lookup.flushSeen();
+    }
+    // Its own flushes do not change data_version: the row was read once, with last_seen = login time.
+    expect(find).toHaveBeenCalledTimes(1);
+    clock.set(T0 + 500_000 + MINUTE);
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    clock.set(T0 + 500_000 + 2 * MINUTE + 1);
+    expect(ask('10.0.0.5')).toBe('ERR');
+  });
+
+  it("idle: another helper process's answers count once it has flushed them (the flush interval is the granularity)", () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', idleTimeoutMs: MINUTE });
+    const other = otherHelper();
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    clock.set(T0 + 50_000);
+    expect(other.ask('10.0.0.5')).toBe('OK user=alice');
+    clock.set(T0 + MINUTE + 1);
+    // Not flushed yet: this process knows only the login time.
+    expect(ask('10.0.0.5')).toBe('ERR');
+    other.lookup.flushSeen();
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+  });
+
+  it('idle: an expired session is not brought back by traffic that arrives afterwards', () => {
+    const alice = portal.start({
+      key: ip('10.0.0.5'),
+      username: 'alice',
+      source: 'api',
+      idleTimeoutMs: MINUTE,
+    });
+    const other = otherHelper();
+    clock.set(T0 + 30_000);
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    lookup.flushSeen();
+    const touch = vi.spyOn(store, 'touch');
+    for (let t = 30_000 + MINUTE + 1; t < 30_000 + 10 * MINUTE; t += 1000) {
+      clock.set(T0 + t);
+      expect(ask('10.0.0.5'), `at ${t} ms`).toBe('ERR');
+      expect(other.ask('10.0.0.5'), `other helper at ${t} ms`).toBe('ERR');
+      lookup.flushSeen();
+      other.lookup.flushSeen();
+    }
+    expect(touch).not.toHaveBeenCalled();
+    expect(store.find(ip('10.0.0.5'))).toMatchObject({ id: alice.id, lastSeen: T0 + 30_000 });
+    // Whatever else is committed meanwhile (the helpers read the row again), it stays ended.
+    portal.start({ key: ip('10.0.0.6'), username: 'bob', source: 'api' });
+    expect(ask('10.0.0.5')).toBe('ERR');
+    expect(other.ask('10.0.0.5')).toBe('ERR');
+    // A new login on the address is a new session.
+    portal.start({ key: ip('10.0.0.5'), username: 'carol', source: 'api', idleTimeoutMs: MINUTE });
+    expect(ask('10.0.0.5')).toBe('OK user=carol');
+  });
+
+  it('both: traffic keeps the idle limit from ending the session, but not past its hard expiry', () => {
+    portal.start({
+      key: ip('10.0.0.5'),
+      username: 'alice',
+      source: 'api',
+      idleTimeoutMs: MINUTE,
+      expiresAt: T0 + 5 * MINUTE,
+    });
+    for (let t = 0; t < 5 * MINUTE; t += 10_000) {
+      clock.set(T0 + t);
+      expect(ask('10.0.0.5'), `at ${t} ms`).toBe('OK user=alice');
+    }
+    clock.set(T0 + 5 * MINUTE - 1);
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    clock.set(T0 + 5 * MINUTE);
+    expect(ask('10.0.0.5')).toBe('ERR');
+  });
+
+  it('both: without traffic the idle limit ends the session before its hard expiry', () => {
+    portal.start({
+      key: ip('10.0.0.5'),
+      username: 'alice',
+      source: 'api',
+      idleTimeoutMs: MINUTE,
+      expiresAt: T0 + 60 * MINUTE,
+    });
+    clock.set(T0 + 30_000);
+    expect(ask('10.0.0.5')).toBe('OK user=alice');
+    clock.set(T0 + 30_000 + MINUTE + 1);
+    expect(ask('10.0.0.5')).toBe('ERR');
+  });
+
+  it('an idle IP session gives way to a live MAC session of the same client', () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', idleTimeoutMs: MINUTE });
+    portal.start({ key: mac('aa:bb:cc:dd:ee:ff'), username: 'carol', source: 'registration' });
+    expect(ask('10.0.0.5', 'aa:bb:cc:dd:ee:ff')).toBe('OK user=alice');
+    clock.set(T0 + 2 * MINUTE);
+    expect(ask('10.0.0.5', 'aa:bb:cc:dd:ee:ff')).toBe('OK user=carol');
+  });
+});

@@ -53,6 +53,54 @@ describe('migration', () => {
     ]);
   });
 
+  it('brings a schema-2 DB up to date: sessions keep their rows and hard expiry, with no idle limit', () => {
+    const old = raw();
+    old.exec(migrations[0] as string);
+    old.exec(migrations[1] as string);
+    old.pragma('user_version = 2');
+    const insert = old.prepare(
+      'INSERT INTO sessions (key_kind, key, username, source, created_at, last_seen, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    insert.run('ip', '10.0.0.7', 'alice', 'api', 1, 2, null);
+    insert.run('mac', 'aa:bb:cc:dd:ee:ff', 'bob', 'portal', 3, 4, 5000);
+    old.close();
+
+    const db = tmp.connect();
+    expect(userVersion(db)).toBe(SCHEMA_VERSION);
+    expect(schemaObjects(db)).toEqual(CURRENT_OBJECTS);
+    expect(db.prepare('SELECT * FROM sessions ORDER BY id').all()).toEqual([
+      {
+        id: 1,
+        key_kind: 'ip',
+        key: '10.0.0.7',
+        username: 'alice',
+        source: 'api',
+        created_at: 1,
+        last_seen: 2,
+        expires_at: null,
+        idle_timeout: null,
+      },
+      {
+        id: 2,
+        key_kind: 'mac',
+        key: 'aa:bb:cc:dd:ee:ff',
+        username: 'bob',
+        source: 'portal',
+        created_at: 3,
+        last_seen: 4,
+        expires_at: 5000,
+        idle_timeout: null,
+      },
+    ]);
+    // The new column is STRICT and checked like the others.
+    expect(() => db.prepare("UPDATE sessions SET idle_timeout = 'soon' WHERE id = 1").run()).toThrow(
+      'cannot store TEXT value in INTEGER column sessions.idle_timeout',
+    );
+    expect(() => db.prepare('UPDATE sessions SET idle_timeout = 0 WHERE id = 1').run()).toThrow(
+      /CHECK constraint failed/,
+    );
+  });
+
   it('brings an empty file from user_version 0 to SCHEMA_VERSION with every table', () => {
     writeFileSync(tmp.path, '');
     const before = raw();
@@ -176,6 +224,20 @@ describe('opening', () => {
 
   it('takes the busy timeout from the options', () => {
     expect(tmp.connect({ busyTimeoutMs: 250 }).pragma('busy_timeout', { simple: true })).toBe(250);
+  });
+
+  it('waits openBusyTimeoutMs while opening, then busyTimeoutMs (the web app: 0, it never blocks)', () => {
+    // A new file must be migrated, which needs the write lock: an open that may not wait fails at once.
+    writeFileSync(tmp.path, '');
+    const holder = raw();
+    holder.exec('BEGIN IMMEDIATE');
+    expect(thrown(() => openDatabase(tmp.path, { busyTimeoutMs: 0 }))).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      cause: expect.objectContaining({ code: 'SQLITE_BUSY' }),
+    });
+    holder.exec('ROLLBACK');
+    const db = tmp.connect({ busyTimeoutMs: 0, openBusyTimeoutMs: 5000 });
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(0);
   });
 
   it('a read-only handle reads but cannot write', () => {

@@ -34,8 +34,9 @@ describe('start / find / end / list / clear', () => {
       createdAt: T0,
       lastSeen: T0,
       expiresAt: undefined,
+      idleTimeoutMs: undefined,
     });
-    expect(store.find(ip('10.0.0.5'))).toEqual(started);
+    expect(store.find(ip('10.0.0.5'))).toStrictEqual(started);
   });
 
   it('keeps a hard expiry', () => {
@@ -48,6 +49,67 @@ describe('start / find / end / list / clear', () => {
     });
     expect(started.expiresAt).toBe(T0 + 60_000);
     expect(store.find(ip('10.0.0.5'))?.expiresAt).toBe(T0 + 60_000);
+  });
+
+  it('keeps an idle limit beside the hard expiry, each per session', () => {
+    const db = tmp.connect();
+    const store = new SessionStore(db, clock);
+    const both = store.start({
+      key: ip('10.0.0.5'),
+      username: 'alice',
+      source: 'api',
+      expiresAt: T0 + 3_600_000,
+      idleTimeoutMs: 900_000,
+    });
+    const idleOnly = store.start({
+      key: ip('10.0.0.6'),
+      username: 'bob',
+      source: 'portal',
+      idleTimeoutMs: 60_000,
+    });
+    expect(both).toMatchObject({ expiresAt: T0 + 3_600_000, idleTimeoutMs: 900_000 });
+    expect(store.find(ip('10.0.0.5'))).toStrictEqual(both);
+    expect(store.find(ip('10.0.0.6'))).toStrictEqual(idleOnly);
+    expect(idleOnly).toMatchObject({ expiresAt: undefined, idleTimeoutMs: 60_000 });
+    expect(db.prepare('SELECT key, expires_at, idle_timeout FROM sessions ORDER BY key').all()).toEqual([
+      { key: '10.0.0.5', expires_at: T0 + 3_600_000, idle_timeout: 900_000 },
+      { key: '10.0.0.6', expires_at: null, idle_timeout: 60_000 },
+    ]);
+  });
+
+  it('a new login on the key replaces the limits with its own', () => {
+    const store = new SessionStore(tmp.connect(), clock);
+    store.start({
+      key: ip('10.0.0.5'),
+      username: 'alice',
+      source: 'api',
+      expiresAt: T0 + 1000,
+      idleTimeoutMs: 5000,
+    });
+    const bob = store.start({ key: ip('10.0.0.5'), username: 'bob', source: 'api' });
+    expect(bob).toMatchObject({ expiresAt: undefined, idleTimeoutMs: undefined });
+    expect(store.find(ip('10.0.0.5'))).toStrictEqual(bob);
+  });
+
+  it('refuses an idle limit that is not a positive whole number of ms', () => {
+    const store = new SessionStore(tmp.connect(), clock);
+    for (const idleTimeoutMs of [0, -1]) {
+      expect(() =>
+        store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', idleTimeoutMs }),
+      ).toThrow('CHECK constraint failed: idle_timeout > 0');
+    }
+    expect(() =>
+      store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', idleTimeoutMs: 1.5 }),
+    ).toThrow('cannot store REAL value in INTEGER column sessions.idle_timeout');
+    expect(store.list()).toEqual([]);
+  });
+
+  it('find and list still return a session that looks idle from the DB alone (the helper judges idleness)', () => {
+    const store = new SessionStore(tmp.connect(), clock);
+    const s = store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', idleTimeoutMs: 1000 });
+    clock.advance(10_000);
+    expect(store.find(ip('10.0.0.5'))).toStrictEqual(s);
+    expect(store.list()).toStrictEqual([s]);
   });
 
   it('find on a key with no session is undefined', () => {
