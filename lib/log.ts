@@ -4,9 +4,21 @@
  */
 export type Log = (line: string) => void;
 
+/**
+ * A text as one log line: line breaks (a stack trace's, an error message's) become " | ", so every line of the
+ * log is one event and a grep for a time or a pid finds all of it.
+ */
+export function oneLine(text: string): string {
+  if (!/[\r\n\u2028\u2029]/.test(text)) return text;
+  return text
+    .split(/\r\n|[\r\n\u2028\u2029]/)
+    .map((part) => part.trim())
+    .join(' | ');
+}
+
 export function stderrLog(program: string): Log {
   return (line) => {
-    process.stderr.write(`${new Date().toISOString()} ${program}[${process.pid}]: ${line}\n`);
+    process.stderr.write(`${new Date().toISOString()} ${program}[${process.pid}]: ${oneLine(line)}\n`);
   };
 }
 
@@ -26,7 +38,7 @@ export function bufferedStderrLog(program: string): Log & { flush(): void } {
     process.stderr.write(out);
   };
   const log = (line: string) => {
-    pending += `${new Date().toISOString()} ${program}[${process.pid}]: ${line}\n`;
+    pending += `${new Date().toISOString()} ${program}[${process.pid}]: ${oneLine(line)}\n`;
     if (!scheduled) {
       scheduled = true;
       setImmediate(flush);

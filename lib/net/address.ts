@@ -22,11 +22,25 @@ export function normaliseIp(input: string): string | undefined {
   return compressIPv6(groups);
 }
 
+/**
+ * What a failure counter or a connection cap counts as one client: an IPv4 address itself, and for IPv6 its
+ * /64 (`2001:db8:1:2::/64`). One IPv6 host usually has a whole /64 to itself (SLAAC, privacy addresses) and can
+ * take a fresh address for every request, so counting single IPv6 addresses would count nothing.
+ * Takes any spelling; something that is not an address is returned as it is.
+ */
+export function addressGroup(input: string): string {
+  const ip = normaliseIp(input);
+  if (ip === undefined || !ip.includes(':')) return ip ?? input;
+  const groups = expandIPv6(ip);
+  if (groups === undefined) return ip;
+  return `${compressIPv6([...groups.slice(0, 4), 0, 0, 0, 0])}/64`;
+}
+
 /** Eight 16-bit groups of an address node:net has already accepted as IPv6. */
 function expandIPv6(input: string): number[] | undefined {
   let text = input.toLowerCase();
   // A dotted IPv4 tail (::ffff:10.0.0.5) becomes two hex groups, so only one grammar remains.
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  const dotted = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
   if (dotted) {
     const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
     text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;

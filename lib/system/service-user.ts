@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import {
+  accessSync,
   chmodSync,
   chownSync,
   closeSync,
@@ -8,7 +9,10 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  statSync,
 } from 'node:fs';
+import { userInfo } from 'node:os';
+import { dirname } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { dbPath } from '../config/load.ts';
 import { DoormanError } from '../errors.ts';
@@ -36,14 +40,25 @@ export function lookupUser(name: string): Account {
 /**
  * Make the DB's directory private to the service user, then, if running as root, become that user, so every
  * file the DB creates (the DB, its -wal and -shm) belongs to the one account Squid's helpers run as, and
- * nobody else can read sessions or API-key hashes. Call after binding privileged ports, before opening the DB.
- * Not root: only create the directory (mode 0700) and go on as the current user.
+ * nobody else can read sessions or API-key hashes; then check that this user can reach the directory. Call
+ * after binding privileged ports, before opening the DB. Not root: only create the directory (mode 0700) and go
+ * on as the current user.
  */
 export function becomeServiceUser(config: Config): void {
+  dropPrivileges(config);
+  checkStateDir(config);
+}
+
+/**
+ * The part of becomeServiceUser that needs root: prepare stateDir and switch to the service user. Without root
+ * it only sets the umask. Whatever goes wrong here is fatal (a process must not go on as root); what goes wrong
+ * after it (checkStateDir, opening the DB) may be fixed while `doorman serve` waits.
+ */
+export function dropPrivileges(config: Config): void {
   process.umask(0o077);
+  if (process.getuid?.() !== 0) return;
   const dir = config.stateDir;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (process.getuid?.() !== 0) return;
   const account = lookupUser(config.serviceUser);
   // Root must not follow a link the service user planted in its own directory (doorman.db-wal -> /etc/shadow
   // would hand /etc/shadow to it): the directory and each DB file must be what they claim, and are changed
@@ -77,4 +92,68 @@ export function becomeServiceUser(config: Config): void {
   process.setgroups?.([account.gid]);
   process.setgid?.(account.gid);
   process.setuid?.(account.uid);
+}
+
+/**
+ * stateDir exists (made, mode 0700, if missing) and the current user can list, enter and write it. Otherwise a
+ * STORE_UNAVAILABLE error that says why: which directory on the way the user may not enter (say, a parent of
+ * mode 0700 owned by root), rather than SQLite's "the directory does not exist".
+ */
+export function checkStateDir(config: Config): void {
+  const dir = config.stateDir;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+  } catch (error) {
+    throw new DoormanError('STORE_UNAVAILABLE', `stateDir: ${whyUnreachable(dir, error)}`, { cause: error });
+  }
+}
+
+function whyUnreachable(dir: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const who = currentUser();
+  if (code !== 'EACCES' && code !== 'EPERM') return `${dir}: ${(error as Error).message}`;
+  // From the root down: the first directory this user may not enter is the one to fix.
+  const chain: string[] = [];
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    chain.unshift(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of chain) {
+    if (canEnter(d)) continue;
+    return `${dir} cannot be reached by ${who}: ${d} (${describe(d)}) does not let it in: allow it to search that directory (chmod o+x, or a group) or choose another stateDir`;
+  }
+  const found = statSync(dir, { throwIfNoEntry: false });
+  if (found === undefined) {
+    return `${dir} does not exist and ${who} may not create it in ${dirname(dir)} (${describe(dirname(dir))})`;
+  }
+  return `${dir} (${describe(dir)}) must be readable, writable and searchable by ${who}`;
+}
+
+function canEnter(dir: string): boolean {
+  try {
+    accessSync(dir, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** "mode 0700, owner uid 0", or why it could not be seen. */
+function describe(path: string): string {
+  try {
+    const s = statSync(path);
+    return `mode 0${(s.mode & 0o7777).toString(8)}, owner uid ${s.uid}`;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'cannot be examined';
+  }
+}
+
+function currentUser(): string {
+  const uid = process.getuid?.();
+  try {
+    return `user ${userInfo().username} (uid ${uid})`;
+  } catch {
+    return `uid ${uid}`;
+  }
 }

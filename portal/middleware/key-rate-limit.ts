@@ -1,12 +1,9 @@
-import type { Middleware } from 'koa';
 import type { Clock } from '../../lib/clock.ts';
-import { ApiError } from '../errors.ts';
-import { clientIpOf, type PortalState } from '../state.ts';
 
 export interface KeyFailureLimits {
   maxFailures: number;
   windowSeconds: number;
-  /** Addresses tracked at once; past this the one whose window started first is forgotten. */
+  /** Keys tracked at once; past this the one whose window started first is forgotten. */
   maxTracked?: number;
 }
 
@@ -16,10 +13,11 @@ interface Window {
 }
 
 /**
- * Wrong API keys per client address, in fixed windows that start at an address's first failure: once an address
- * has used up its failures it is refused until its window ends. In memory and per process: it slows a guesser
- * down, and a 256-bit secret is not going to be guessed anyway. Bounded, so a flood from many addresses costs
- * a fixed amount of memory (and at worst forgets some counts).
+ * Failures per key (a client address group, see addressGroup; an admin account name), in fixed windows that
+ * start at a key's first failure: once a key has used up its failures, retryAfter() says how long until its
+ * window ends. What a caller refuses then is its own choice (the API still checks keys, see requireApiKey; the
+ * sign-in refuses before scrypt). In memory and per process. Bounded, so a flood from many addresses costs a
+ * fixed amount of memory (and at worst forgets some counts).
  */
 export class KeyFailureLimiter {
   readonly #clock: Clock;
@@ -36,15 +34,20 @@ export class KeyFailureLimiter {
     this.#maxTracked = limits.maxTracked ?? 10_000;
   }
 
-  /** Seconds until `ip` may try again, or 0 if it may now. */
-  retryAfter(ip: string): number {
-    const window = this.#current(ip);
-    if (window === undefined || window.failures < this.#maxFailures) return 0;
+  /**
+   * Seconds until `key` may try again, or 0 if it may now. `pending`: attempts already being checked, counted
+   * as if they had failed (so that parallel guesses cannot all be checked before the first failure counts).
+   */
+  retryAfter(key: string, pending = 0): number {
+    const window = this.#current(key);
+    if ((window?.failures ?? 0) + pending < this.#maxFailures) return 0;
+    // Over only because of checks still running: they end in about a second.
+    if (window === undefined) return 1;
     return Math.max(1, Math.ceil((window.startedAt + this.#windowMs - this.#clock.now()) / 1000));
   }
 
-  recordFailure(ip: string): void {
-    const window = this.#current(ip);
+  recordFailure(key: string): void {
+    const window = this.#current(key);
     if (window !== undefined) {
       window.failures++;
       return;
@@ -53,36 +56,19 @@ export class KeyFailureLimiter {
       const oldest = this.#windows.keys().next();
       if (!oldest.done) this.#windows.delete(oldest.value);
     }
-    this.#windows.set(ip, { startedAt: this.#clock.now(), failures: 1 });
+    this.#windows.set(key, { startedAt: this.#clock.now(), failures: 1 });
   }
 
-  /** How many addresses are tracked: for tests of the bound. */
+  /** How many keys are tracked: for tests of the bound. */
   get size(): number {
     return this.#windows.size;
   }
 
-  #current(ip: string): Window | undefined {
-    const window = this.#windows.get(ip);
+  #current(key: string): Window | undefined {
+    const window = this.#windows.get(key);
     if (window === undefined) return undefined;
     if (this.#clock.now() < window.startedAt + this.#windowMs) return window;
-    this.#windows.delete(ip);
+    this.#windows.delete(key);
     return undefined;
   }
-}
-
-/** Refuse an address that has used up its failures before looking at its key, or even reading its body. */
-export function keyRateLimit(limiter: KeyFailureLimiter): Middleware<PortalState> {
-  return async function limitKeyFailures(ctx, next) {
-    const seconds = limiter.retryAfter(clientIpOf(ctx));
-    if (seconds > 0) {
-      throw new ApiError(
-        'too_many_requests',
-        `too many wrong API keys from this address; retry in ${seconds}s`,
-        {
-          headers: { 'Retry-After': String(seconds) },
-        },
-      );
-    }
-    await next();
-  };
 }

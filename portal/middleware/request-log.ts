@@ -1,4 +1,5 @@
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
+import { oneLine } from '../../lib/log.ts';
 import { showValue } from '../../lib/errors.ts';
 import type { PortalState } from '../state.ts';
 
@@ -18,5 +19,22 @@ export function requestLog(log: (line: string) => void): Middleware<PortalState>
       const user = ctx.state.username === undefined ? '' : ` user=${showValue(ctx.state.username, 256)}`;
       log(`portal: ${ctx.method} ${showValue(path, 200)} ${ctx.status} ip=${ip}${user} ${ms}ms`);
     }
+  };
+}
+
+/**
+ * Koa's 'error' event: what got past the error handler (a response stream that failed, a client gone while its
+ * answer was written). Koa would print it to stderr as a multi-line stack trace; here it is one log line. Like
+ * Koa's default, errors meant for the client (404s, `expose`) are not logged.
+ */
+export function koaErrorLog(
+  log: (line: string) => void,
+): (error: unknown, ctx?: ParameterizedContext<PortalState>) => void {
+  return (error, ctx) => {
+    const e = error as { status?: unknown; expose?: unknown } | undefined;
+    if (e?.status === 404 || e?.expose === true) return;
+    const where = ctx === undefined ? '' : ` ${ctx.method} ${showValue(ctx.path, 200)}`;
+    const what = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+    log(`portal: error${where}: ${oneLine(what)}`);
   };
 }

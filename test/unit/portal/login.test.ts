@@ -134,49 +134,100 @@ describe('POST api/login/', () => {
   });
 });
 
-describe('API key rate limit', () => {
-  it('refuses an address with 429 and Retry-After after too many wrong keys, before checking the key', async () => {
-    await portal.close();
-    portal = await startPortal({ api: { maxKeyFailures: 3, keyFailureWindowSeconds: 60 } });
-    for (let i = 0; i < 3; i++) {
-      const reply = await portal.post('/api/login/', { api_key: 'wrong', username: 'alice' }, '127.0.0.2');
-      expect(reply.status).toBe(401);
-    }
-    // Even the right key is not looked at now.
-    const limited = await portal.post('/api/login/', { api_key: portal.key, username: 'alice' }, '127.0.0.2');
-    expect(limited.status).toBe(429);
-    expect(limited.headers['retry-after']).toBe('60');
-    expect(limited.json).toEqual({
-      ok: false,
-      error: 'too_many_requests',
-      message: 'too many wrong API keys from this address; retry in 60s',
+describe('session lifetime: the timeout field and the configured defaults', () => {
+  const T = (s: number) => new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString();
+
+  it('without a timeout and with the defaults, the session has no limits and the answer says none', async () => {
+    const reply = await portal.post('/api/login/', { api_key: portal.key, username: 'alice' }, '127.0.0.2');
+    expect(reply.json).toEqual({ ok: true, username: 'alice', ip: '127.0.0.2' });
+    expect(portal.sessions.find({ kind: 'ip', value: '127.0.0.2' })).toMatchObject({
+      expiresAt: undefined,
+      idleTimeoutMs: undefined,
     });
-    expect(portal.sessions.list()).toEqual([]);
-
-    // Other addresses are not affected; logout is limited too (same counter).
-    expect(
-      (await portal.post('/api/login/', { api_key: portal.key, username: 'bob' }, '127.0.0.3')).status,
-    ).toBe(200);
-    expect((await portal.post('/api/logout/', { api_key: portal.key }, '127.0.0.2')).status).toBe(429);
-
-    portal.clock.advance(59_000);
-    expect(
-      (await portal.post('/api/login/', { api_key: portal.key, username: 'alice' }, '127.0.0.2')).headers[
-        'retry-after'
-      ],
-    ).toBe('1');
-    portal.clock.advance(1_000);
-    const after = await portal.post('/api/login/', { api_key: portal.key, username: 'alice' }, '127.0.0.2');
-    expect(after.status).toBe(200);
   });
 
-  it('does not count a missing key or a bad username with a good key', async () => {
+  it('timeout sets the hard expiry, and the answer gives it', async () => {
+    portal.clock.advance(5000);
+    const reply = await portal.post(
+      '/api/login/',
+      { api_key: portal.key, username: 'alice', timeout: '3600' },
+      '127.0.0.2',
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({ ok: true, username: 'alice', ip: '127.0.0.2', expires_at: T(5 + 3600) });
+    expect(portal.sessions.find({ kind: 'ip', value: '127.0.0.2' })).toMatchObject({
+      expiresAt: Date.parse(T(3605)),
+      idleTimeoutMs: undefined,
+    });
+  });
+
+  it('the configured lifetimes apply to every login; timeout overrides the maximum only', async () => {
     await portal.close();
-    portal = await startPortal({ api: { maxKeyFailures: 1, keyFailureWindowSeconds: 60 } });
-    expect((await portal.post('/api/login/', { username: 'alice' })).status).toBe(400);
-    expect((await portal.post('/api/login/', { api_key: portal.key, username: '\n' })).status).toBe(400);
-    expect((await portal.post('/api/login/', { api_key: portal.key, username: 'alice' })).status).toBe(200);
-    expect((await portal.post('/api/login/', { api_key: 'wrong', username: 'alice' })).status).toBe(401);
-    expect((await portal.post('/api/login/', { api_key: portal.key, username: 'alice' })).status).toBe(429);
+    portal = await startPortal({ api: { sessionIdleSeconds: 900, sessionMaxSeconds: 28_800 } });
+    const plain = await portal.post('/api/login/', { api_key: portal.key, username: 'alice' }, '127.0.0.2');
+    expect(plain.json).toEqual({
+      ok: true,
+      username: 'alice',
+      ip: '127.0.0.2',
+      expires_at: T(28_800),
+      idle_timeout: 900,
+    });
+    expect(portal.sessions.find({ kind: 'ip', value: '127.0.0.2' })).toMatchObject({
+      expiresAt: Date.parse(T(28_800)),
+      idleTimeoutMs: 900_000,
+    });
+    // Longer than the configured maximum is allowed too: the calling script is trusted with its sessions.
+    const given = await portal.post(
+      '/api/login/',
+      { api_key: portal.key, username: 'bob', timeout: '86400' },
+      '127.0.0.3',
+    );
+    expect(given.json).toEqual({
+      ok: true,
+      username: 'bob',
+      ip: '127.0.0.3',
+      expires_at: T(86_400),
+      idle_timeout: 900,
+    });
+    expect(portal.sessions.find({ kind: 'ip', value: '127.0.0.3' })).toMatchObject({
+      expiresAt: Date.parse(T(86_400)),
+      idleTimeoutMs: 900_000,
+    });
+  });
+
+  it('refuses a bad timeout with a 400 naming the field, the value and what is allowed, and starts nothing', async () => {
+    for (const timeout of ['', 'soon', '0', '-5', '1.5', '31536001', '1e3', ' 60']) {
+      const reply = await portal.post('/api/login/', { api_key: portal.key, username: 'alice', timeout });
+      expect(reply.status, timeout).toBe(400);
+      expect(reply.json).toEqual({
+        ...invalid('timeout'),
+        message: `timeout: ${JSON.stringify(timeout)} is not allowed: a whole number of seconds from 1 to 31536000 (one year)`,
+      });
+    }
+    expect(portal.sessions.list()).toEqual([]);
+  });
+
+  it('refuses a repeated timeout', async () => {
+    const reply = await portal.post(
+      '/api/login/',
+      `api_key=${encodeURIComponent(portal.key)}&username=alice&timeout=60&timeout=60`,
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.json).toEqual({
+      ...invalid('timeout'),
+      message: 'timeout: given more than once; send it once',
+    });
+    expect(portal.sessions.list()).toEqual([]);
+  });
+
+  it('checks the key before the timeout', async () => {
+    const reply = await portal.post('/api/login/', { api_key: 'wrong', username: 'alice', timeout: 'x' });
+    expect(reply.status).toBe(401);
+  });
+
+  it('logout does not take a timeout (it is ignored like any unknown field)', async () => {
+    await portal.post('/api/login/', { api_key: portal.key, username: 'alice', timeout: '60' }, '127.0.0.2');
+    const reply = await portal.post('/api/logout/', { api_key: portal.key, timeout: 'x' }, '127.0.0.2');
+    expect(reply.json).toEqual({ ok: true, ip: '127.0.0.2', ended: true });
   });
 });

@@ -10,11 +10,18 @@ import { thrown } from '../../../support/thrown.ts';
 const DEFAULTS: Config = {
   baseUrl: 'http://127.0.0.1:8180/',
   listen: [{ host: '127.0.0.1', port: 8180 }],
+  server: { maxConnections: 1024, maxConnectionsPerAddress: 64 },
   trustedProxies: ['127.0.0.1', '::1'],
   stateDir: '/var/lib/doorman',
   dbFile: 'doorman.db',
   serviceUser: 'proxy',
-  api: { maxBodyBytes: 4096, maxKeyFailures: 10, keyFailureWindowSeconds: 300 },
+  api: {
+    maxBodyBytes: 4096,
+    maxKeyFailures: 10,
+    keyFailureWindowSeconds: 300,
+    sessionIdleSeconds: null,
+    sessionMaxSeconds: null,
+  },
   squid: {
     ttl: 5,
     negativeTtl: 0,
@@ -236,6 +243,66 @@ describe('validation', () => {
     expect(thrown(() => parseConfig({ trustedProxies: ['fe80::1%eth0'] }, 'test'))).toMatchObject({
       code: 'CONFIG_INVALID',
       message: invalid('test', 'trustedProxies.0: "fe80::1%eth0" is not an IPv4 or IPv6 address'),
+    });
+  });
+});
+
+describe('session lifetimes (api.sessionIdleSeconds, api.sessionMaxSeconds)', () => {
+  it('are off (null) unless set, and keep the values given', () => {
+    expect(parseConfig({}, 'test').api).toMatchObject({ sessionIdleSeconds: null, sessionMaxSeconds: null });
+    expect(
+      parseConfig({ api: { sessionIdleSeconds: 900, sessionMaxSeconds: 31_536_000 } }, 'test').api,
+    ).toMatchObject({ sessionIdleSeconds: 900, sessionMaxSeconds: 31_536_000 });
+    expect(
+      parseConfig({ api: { sessionIdleSeconds: null, sessionMaxSeconds: 1 } }, 'test').api,
+    ).toMatchObject({ sessionIdleSeconds: null, sessionMaxSeconds: 1 });
+  });
+
+  it.each([
+    [{ sessionMaxSeconds: 0 }, 'api.sessionMaxSeconds: must be 1 or more seconds (null for no limit)'],
+    [{ sessionMaxSeconds: -5 }, 'api.sessionMaxSeconds: must be 1 or more seconds (null for no limit)'],
+    [{ sessionMaxSeconds: 31_536_001 }, 'api.sessionMaxSeconds: must be at most 31536000 seconds (one year)'],
+    [{ sessionMaxSeconds: 1.5 }, 'api.sessionMaxSeconds: Invalid input: expected int, received number'],
+    [{ sessionMaxSeconds: '3600' }, 'api.sessionMaxSeconds: Invalid input: expected number, received string'],
+    [{ sessionIdleSeconds: 0 }, 'api.sessionIdleSeconds: must be 1 or more seconds (null for no limit)'],
+    [
+      { sessionIdleSeconds: 31_536_001 },
+      'api.sessionIdleSeconds: must be at most 31536000 seconds (one year)',
+    ],
+  ])('bounds: %j', (api, line) => {
+    expect(thrown(() => parseConfig({ api }, 'test'))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid('test', line),
+    });
+  });
+
+  it('an idle limit is at least 2 × lastSeenFlushSeconds + squid.ttl, the lag it is measured with', () => {
+    const idle = (document: Record<string, unknown>) => () => parseConfig(document, 'test');
+    expect(idle({ api: { sessionIdleSeconds: 65 } })().api.sessionIdleSeconds).toBe(65);
+    expect(thrown(idle({ api: { sessionIdleSeconds: 64 } }))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: invalid(
+        'test',
+        'api.sessionIdleSeconds: must be at least 2 × lastSeenFlushSeconds + squid.ttl (65 seconds), or null',
+      ),
+    });
+    expect(
+      idle({ api: { sessionIdleSeconds: 10 }, lastSeenFlushSeconds: 5, squid: { ttl: 0 } })().api
+        .sessionIdleSeconds,
+    ).toBe(10);
+    expect(
+      thrown(idle({ api: { sessionIdleSeconds: 10 }, lastSeenFlushSeconds: 5, squid: { ttl: 1 } })),
+    ).toMatchObject({
+      message: invalid(
+        'test',
+        'api.sessionIdleSeconds: must be at least 2 × lastSeenFlushSeconds + squid.ttl (11 seconds), or null',
+      ),
+    });
+    expect(thrown(idle({ api: { sessionIdleSeconds: 600 }, squid: { ttl: 3600 } }))).toMatchObject({
+      message: invalid(
+        'test',
+        'api.sessionIdleSeconds: must be at least 2 × lastSeenFlushSeconds + squid.ttl (3660 seconds), or null',
+      ),
     });
   });
 });

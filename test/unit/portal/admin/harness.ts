@@ -139,7 +139,7 @@ export interface AdminPortal {
 /** The portal with its admin screens, an admin `root` with ADMIN_PASSWORD, and a fake directory. */
 export async function startAdminPortal(
   config: ConfigInput = {},
-  options: Partial<Pick<AdminDeps, 'signInLimits'>> = {},
+  options: Partial<Pick<AdminDeps, 'signInLimits' | 'accountLimits'>> = {},
 ): Promise<AdminPortal> {
   const db = openDatabase(':memory:');
   const clock = new ManualClock();
