@@ -5,10 +5,10 @@
 # with p99 < 20 ms on the 2-core machine.
 #   bench/login-api.sh
 # Cases (each RUNS times, one server for all):
-#   relogin  every connection from 127.0.0.1 (a trusted proxy), the client in X-Forwarded-For: 100,000 distinct
+#   relogin  every connection from 127.0.0.1 (a trusted proxy), the client in X-Doorman-Client: 100,000 distinct
 #            addresses, the preloaded ones in a fixed random order, so every login replaces a live session
 #   new      the same, for addresses that have no session yet (the table grows by one row per login)
-#   src      no X-Forwarded-For: connection k comes from 127.0.2.k (127.0.0.0/8), i.e. CONNS clients each
+#   src      no X-Doorman-Client: connection k comes from 127.0.2.k (127.0.0.0/8), i.e. CONNS clients each
 #            logging in again and again as the TCP peer
 # Then, unless DECOMPOSE=0, the same relogin load (DECOMPOSE_DURATION s, one run each) against the web app with
 # parts taken out (bench/lib/login-app.ts: createApp + startServer, no privilege drop), to see what each part of
@@ -57,7 +57,7 @@ fi
 SERVE=$!
 wait_port "$API_PORT"
 URL=http://127.0.0.1:$API_PORT/api/login/
-check=$(curl -s --max-time 5 -H 'X-Forwarded-For: 10.255.255.254' --data-urlencode "api_key=$(cat "$D/api-key")" \
+check=$(curl -s --max-time 5 -H "X-Doorman-Client: $(cat "$D/state/proxy-key") 10.255.255.254" --data-urlencode "api_key=$(cat "$D/api-key")" \
   --data-urlencode username=bench-check "$URL")
 echo "  server pid $SERVE ($(ps -o user= -p "$SERVE")); check: $check"
 case $check in *'"ip":"10.255.255.254"'*) ;; *) echo "  the login check failed; see $D/serve.log" >&2; exit 1 ;; esac
@@ -66,9 +66,9 @@ bad=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -d api_key=dm.wrong -d
 
 label_of() {
   case $1 in
-    relogin) echo "login API, re-login over $SESSIONS live sessions (XFF from trusted 127.0.0.1, $CONNS conns)" ;;
-    new) echo "login API, new addresses, $SESSIONS+ rows (XFF from trusted 127.0.0.1, $CONNS conns)" ;;
-    src) echo "login API, $CONNS clients as TCP peers 127.0.2.x (no XFF)" ;;
+    relogin) echo "login API, re-login over $SESSIONS live sessions (X-Doorman-Client from trusted 127.0.0.1, $CONNS conns)" ;;
+    new) echo "login API, new addresses, $SESSIONS+ rows (X-Doorman-Client from trusted 127.0.0.1, $CONNS conns)" ;;
+    src) echo "login API, $CONNS clients as TCP peers 127.0.2.x (no header)" ;;
   esac
 }
 # one measured run: measure LABEL CASE DURATION EXTRA_JSON LOADGEN_ARGS...
@@ -88,8 +88,8 @@ print("  %-14s %7.0f logins/s  p50 %6.2f ms  p99 %6.2f ms  max %6.1f ms  server 
 for c in $CASES; do
   for run in $(seq 1 "$RUNS"); do
     case $c in
-      relogin) args=(--mode xff --clients "$SESSIONS" --first 0) ;;
-      new) args=(--mode xff --clients "$SESSIONS" --first $((SESSIONS * run))) ;;   # fresh addresses in every run
+      relogin) args=(--mode proxied --proxy-key-file "$D/state/proxy-key" --clients "$SESSIONS" --first 0) ;;
+      new) args=(--mode proxied --proxy-key-file "$D/state/proxy-key" --clients "$SESSIONS" --first $((SESSIONS * run))) ;;   # fresh addresses in every run
       src) args=(--mode src --src-base 127.0.2.1) ;;
       *) echo "unknown case $c" >&2; exit 2 ;;
     esac
@@ -116,7 +116,7 @@ if [ "$DECOMPOSE" = 1 ]; then
       2> "$D/app-$1-$2.log" &
     SERVE=$!
     wait_port "$API_PORT"
-    measure "$label" "parts-$1-$2" "$DECOMPOSE_DURATION" "" --mode xff --clients "$SESSIONS" --first 0
+    measure "$label" "parts-$1-$2" "$DECOMPOSE_DURATION" "" --mode proxied --proxy-key-file "$D/state/proxy-key" --clients "$SESSIONS" --first 0
     stop_pid "$SERVE"; SERVE=
     grep -h 'calls, mean' "$D/app-$1-$2.log" | sed 's/^/      /' || true
   done

@@ -5,9 +5,10 @@ import { dbPath, loadConfig, type LoadedConfig } from '../lib/config/load.ts';
 import { AdminStore } from '../lib/store/admin-store.ts';
 import { ApiKeyStore } from '../lib/store/api-key-store.ts';
 import { DirectorySettingsStore, directoryPasswordPath } from '../lib/store/directory-settings-store.ts';
-import { openDatabase, type Db } from '../lib/store/database.ts';
+import { openDatabase, type Db, type OpenOptions } from '../lib/store/database.ts';
 import { GroupCommit } from '../lib/store/group-commit.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
+import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../lib/security/proxy-key.ts';
 import { becomeServiceUser } from '../lib/system/service-user.ts';
 
 /** Exit codes: 0 done, 1 it failed (see stderr), 2 the command line was wrong. */
@@ -79,18 +80,20 @@ export interface Stores {
   apiKeys: ApiKeyStore;
   admins: AdminStore;
   directory: DirectorySettingsStore;
+  /** The proxy key in stateDir, made on first use (lib/security/proxy-key.ts). */
+  proxyKey: ProxyKeyCheck;
   close(): void;
 }
 
 /** The session DB itself, opened as the service user (see becomeServiceUser), for a command's own stores. */
-export function openDb(loaded: LoadedConfig): Db {
+export function openDb(loaded: LoadedConfig, options: OpenOptions = {}): Db {
   becomeServiceUser(loaded.config);
-  return openDatabase(dbPath(loaded.config));
+  return openDatabase(dbPath(loaded.config), options);
 }
 
 /** Open the session DB as the service user (see becomeServiceUser): never leave root-owned DB files. */
-export function openStores(loaded: LoadedConfig): Stores {
-  const db = openDb(loaded);
+export function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Stores {
+  const db = openDb(loaded, options);
   return {
     sessions: new SessionStore(db, systemClock),
     commits: new GroupCommit(db),
@@ -100,6 +103,7 @@ export function openStores(loaded: LoadedConfig): Stores {
       passwordFile: directoryPasswordPath(loaded.config),
       clock: systemClock,
     }),
+    proxyKey: new ProxyKeyCheck(ensureProxyKey(proxyKeyPath(loaded.config))),
     close: () => db.close(),
   };
 }

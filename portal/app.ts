@@ -1,24 +1,23 @@
 import { Router, type RouterMiddleware } from '@koa/router';
-import Koa from 'koa';
+import type Koa from 'koa';
 import type { Clock } from '../lib/clock.ts';
+import type { ProxyKeyMatcher } from '../lib/net/client-address.ts';
 import type { Config } from '../lib/config/schema.ts';
 import type { ApiKeyStore } from '../lib/store/api-key-store.ts';
 import type { Commits } from '../lib/store/group-commit.ts';
 import type { SessionStore } from '../lib/store/session-store.ts';
 import { adminScreens, type AdminDeps } from './admin/routes.ts';
-import { login, LOGIN_PARAMS } from './api/login.ts';
+import { login, LOGIN_OPTIONAL_PARAMS, LOGIN_PARAMS } from './api/login.ts';
 import { logout, LOGOUT_PARAMS } from './api/logout.ts';
 import { ApiError } from './errors.ts';
 import { allowMethods } from './middleware/allow-methods.ts';
-import { apiHeaders } from './middleware/api-headers.ts';
 import { requireApiKey } from './middleware/api-key.ts';
 import { clientIp } from './middleware/client-ip.ts';
-import { errorHandler } from './middleware/error-handler.ts';
 import { formBody } from './middleware/form-body.ts';
-import { KeyFailureLimiter, keyRateLimit } from './middleware/key-rate-limit.ts';
+import { KeyFailureLimiter } from './middleware/key-rate-limit.ts';
 import { mount } from './middleware/mount.ts';
-import { requestLog } from './middleware/request-log.ts';
 import { requireParams } from './middleware/require-params.ts';
+import { appShell } from './shell.ts';
 import type { PortalState } from './state.ts';
 
 export interface PortalDeps {
@@ -30,13 +29,18 @@ export interface PortalDeps {
   clock: Clock;
   /** One line per request and the details of every 500. Default: stderr. */
   log?: (line: string) => void;
+  /**
+   * Proves that a trusted proxy, not its client, wrote X-Doorman-Client (lib/security/proxy-key.ts). Without
+   * it every request from a trusted proxy is refused by the API.
+   */
+  proxyKey?: ProxyKeyMatcher;
   /** The admin screens under {baseUrl}admin/; without this they do not exist (404 like any unknown path). */
   admin?: AdminDeps;
 }
 
 /**
- * The web app. Each endpoint is a fixed list of steps, cheapest refusal first: method, client address, rate
- * limit, body, parameters, API key, and only then the handler.
+ * The web app. Each endpoint is a fixed list of steps, cheapest refusal first: method, client address, body,
+ * parameters, API key (and its rate limit, see requireApiKey), and only then the handler.
  */
 export function createApp(deps: PortalDeps): Koa<PortalState> {
   const { config, sessions, commits, apiKeys, clock } = deps;
@@ -45,11 +49,10 @@ export function createApp(deps: PortalDeps): Koa<PortalState> {
     maxFailures: config.api.maxKeyFailures,
     windowSeconds: config.api.keyFailureWindowSeconds,
   });
-  const guard = (params: readonly string[]) => [
+  const guard = (params: readonly string[], optional: readonly string[] = []) => [
     allowMethods('POST'),
-    clientIp(config.trustedProxies),
-    keyRateLimit(limiter),
-    formBody({ maxBytes: config.api.maxBodyBytes, fields: params }),
+    clientIp(config.trustedProxies, deps.proxyKey, { unproven: 'refuse' }),
+    formBody({ maxBytes: config.api.maxBodyBytes, fields: [...params, ...optional] }),
     requireParams(...params),
     requireApiKey(apiKeys, limiter),
   ];
@@ -57,11 +60,18 @@ export function createApp(deps: PortalDeps): Koa<PortalState> {
   // strict: both spellings are listed, and no other. Scripts POST with or without the trailing slash, and
   // redirecting a POST to the canonical one would lose its body.
   const router = new Router<PortalState>({ strict: true, sensitive: true });
-  router.all(['/api/login/', '/api/login'], ...guard(LOGIN_PARAMS), login(sessions, commits));
+  router.all(
+    ['/api/login/', '/api/login'],
+    ...guard(LOGIN_PARAMS, LOGIN_OPTIONAL_PARAMS),
+    login(sessions, commits, clock, config.api),
+  );
   router.all(['/api/logout/', '/api/logout'], ...guard(LOGOUT_PARAMS), logout(sessions, commits));
 
   const api = router.routes();
-  const admin = deps.admin === undefined ? undefined : adminScreens({ config, clock, log }, deps.admin);
+  const admin =
+    deps.admin === undefined
+      ? undefined
+      : adminScreens({ config, clock, log, proxyKey: deps.proxyKey }, deps.admin);
   // Everything under admin/ belongs to the admin screens (HTML), the rest to the API (JSON).
   const routes: RouterMiddleware<PortalState> =
     admin === undefined
@@ -70,10 +80,7 @@ export function createApp(deps: PortalDeps): Koa<PortalState> {
           return ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? admin(ctx, next) : api(ctx, next);
         };
 
-  const app = new Koa<PortalState>();
-  app.use(requestLog(log));
-  app.use(errorHandler(log));
-  app.use(apiHeaders);
+  const app = appShell(log);
   app.use(mount(new URL(config.baseUrl).pathname, routes));
   app.use(() => {
     throw new ApiError(

@@ -8,6 +8,8 @@ export const ApiErrorCodes = {
   invalid_request: 400,
   invalid_api_key: 401,
   forbidden: 403,
+  /** From a trusted proxy without proof that the proxy wrote the client address (a CONNECT tunnel). */
+  unproven_client: 403,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,

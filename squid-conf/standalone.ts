@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { USER_FORMAT } from './generate.ts';
 
 export interface StandaloneOptions {
   /** Directory for Squid's pid file, logs and the include file; logs/ must be writable by Squid's user. */
@@ -31,8 +32,9 @@ export function generateStandalone(options: StandaloneOptions): string {
     'shutdown_lifetime 1 seconds',
     `include ${options.include}`,
     `access_log stdio:${join(dir, 'logs', 'access.log')} doorman`,
-    '# Tell the client who Squid thinks it is (handy to see identification work; drop it in production).',
-    'reply_header_add X-Doorman-User "%{user}note"',
+    '# Tell the client who Squid thinks it is (handy to see identification work; drop it in production),',
+    '# URL-escaped as in the access log.',
+    `reply_header_add X-Doorman-User "${USER_FORMAT}"`,
     'http_access deny all',
   ].join('\n')}\n`;
 }

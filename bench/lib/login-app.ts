@@ -20,6 +20,7 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../lib/clock.ts';
 import { dbPath, loadConfig } from '../../lib/config/load.ts';
+import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/proxy-key.ts';
 import { ApiKeyStore } from '../../lib/store/api-key-store.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { GroupCommit, type Commits } from '../../lib/store/group-commit.ts';
@@ -68,6 +69,7 @@ if (values.stores === 'db' || values.stores === 'db-key-cached') {
       createdAt: now,
       lastSeen: now,
       expiresAt: undefined,
+      idleTimeoutMs: undefined,
     };
   };
   // Only what the login route calls; the classes have private fields, so these cannot be typed as them.
@@ -116,7 +118,16 @@ const log =
         void process.stderr.write(`${new Date().toISOString()} doorman[${process.pid}]: ${line}\n`);
 
 const server = await startServer(
-  createApp({ config, sessions, commits, apiKeys, clock: systemClock, log }),
+  createApp({
+    config,
+    sessions,
+    commits,
+    apiKeys,
+    // the load generator's "proxied" mode sends X-Doorman-Client with this key, as Squid does
+    proxyKey: new ProxyKeyCheck(ensureProxyKey(proxyKeyPath(config))),
+    clock: systemClock,
+    log,
+  }),
   config.listen,
 );
 console.error(

@@ -4,11 +4,13 @@
  *
  *   node bench/lib/login-load.ts --url http://127.0.0.1:8190/api/login/ --key-file FILE
  *        [--connections 50] [--duration 10] [--warmup 1] [--clients 100000] [--first 0]
- *        [--mode xff|src] [--src-base 127.0.2.1] [--max-requests 5000000] [--label TEXT]
+ *        [--mode proxied|src] [--proxy-key-file FILE] [--src-base 127.0.2.1] [--max-requests 5000000]
+ *        [--label TEXT]
  *
  * Who logs in (the session's address):
- *   --mode xff  (default) every connection comes from 127.0.0.1, which the server must list in trustedProxies,
- *               and each request names its client in X-Forwarded-For: client i is 10.a.b.c for
+ *   --mode proxied  (default) every connection comes from 127.0.0.1, which the server must list in
+ *               trustedProxies, and each request names its client as Squid does, in X-Doorman-Client with the
+ *               proxy key read from --proxy-key-file (<stateDir>/proxy-key): client i is 10.a.b.c for
  *               i = first + (a permutation of 0..clients-1, fixed seed) — the anchors' key scheme, so with
  *               --first 0 every login replaces a session that make-sessions.ts preloaded. A run longer than
  *               `clients` logins wraps around.
@@ -32,7 +34,8 @@ const { values: o } = parseArgs({
     warmup: { type: 'string', default: '1' },
     clients: { type: 'string', default: '100000' },
     first: { type: 'string', default: '0' },
-    mode: { type: 'string', default: 'xff' },
+    mode: { type: 'string', default: 'proxied' },
+    'proxy-key-file': { type: 'string' },
     'src-base': { type: 'string', default: '127.0.2.1' },
     'max-requests': { type: 'string', default: '5000000' },
     label: { type: 'string', default: '' },
@@ -57,7 +60,13 @@ const clients = Number(o.clients);
 const first = Number(o.first);
 const maxRequests = Number(o['max-requests']);
 const mode = o.mode;
-if (mode !== 'xff' && mode !== 'src') fail('--mode is xff or src');
+if (mode !== 'proxied' && mode !== 'src') fail('--mode is proxied or src');
+const proxyKey =
+  mode !== 'proxied'
+    ? ''
+    : o['proxy-key-file'] === undefined
+      ? fail('--mode proxied needs --proxy-key-file')
+      : readFileSync(o['proxy-key-file'], 'utf8').trim();
 if (!(duration > 0 && duration <= 60)) fail('--duration must be 1..60 s');
 
 const serverPid = o['server-pid'];
@@ -120,13 +129,13 @@ let sample = '';
 function loginOnce(worker: number): Promise<void> {
   const n = sent++;
   const index = order[n % clients] as number;
-  const ip = mode === 'xff' ? benchKey(first + index) : dotted(srcBase + worker);
+  const ip = mode === 'proxied' ? benchKey(first + index) : dotted(srcBase + worker);
   const body = `api_key=${encodeURIComponent(apiKey)}&username=user${String(index % 100000).padStart(5, '0')}`;
   const headers: Record<string, string | number> = {
     'Content-Type': 'application/x-www-form-urlencoded',
     'Content-Length': Buffer.byteLength(body),
   };
-  if (mode === 'xff') headers['X-Forwarded-For'] = ip;
+  if (mode === 'proxied') headers['X-Doorman-Client'] = `${proxyKey} ${ip}`;
   const counts = measuring;
   const started = process.hrtime.bigint();
   return new Promise((resolve) => {
@@ -195,7 +204,7 @@ console.log(
     label: o.label,
     mode,
     connections,
-    clients: mode === 'xff' ? clients : connections,
+    clients: mode === 'proxied' ? clients : connections,
     requests: counted,
     seconds: +seconds.toFixed(3),
     per_sec: +(counted / seconds).toFixed(1),

@@ -1,10 +1,13 @@
 import type { RequestListener } from 'node:http';
 import { systemClock } from '../../lib/clock.ts';
 import { bufferedStderrLog } from '../../lib/log.ts';
+import { DEFAULT_BUSY_TIMEOUT_MS } from '../../lib/store/database.ts';
 import { testSettings } from '../../lib/directory/directory.ts';
 import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
 import { startServer } from '../../portal/server.ts';
+import { OpenOnDemand, unavailableApp } from '../../portal/unavailable.ts';
+import { dropPrivileges } from '../../lib/system/service-user.ts';
 import {
   type Command,
   CONFIG_HELP,
@@ -15,13 +18,16 @@ import {
   openStores,
   out,
   parse,
+  type Stores,
 } from '../command.ts';
 
 const help = `Usage: doorman serve
 
 Run the web app: the login API ({baseUrl}api/login/, api/logout/) and the admin screens ({baseUrl}admin/,
 sign in with an account made by "doorman admin passwd"). Listens on the configured addresses first,
-then (when started as root) runs as the service user, who owns the session DB. Stops on SIGTERM or SIGINT.
+then (when started as root) runs as the service user, who owns the session DB. If that user cannot open the
+DB (stateDir out of its reach, say), it keeps running, answers 503 with the reason, and opens the DB on a later
+request once it can (at most one attempt a second). Stops on SIGTERM or SIGINT.
 
 Options:
 ${CONFIG_HELP}`;
@@ -45,22 +51,50 @@ export const serveCommand: Command = {
         else res.writeHead(503, { 'retry-after': '1', 'cache-control': 'no-store' }).end();
       },
     };
-    const server = await startServer(late, loaded.config.listen);
-    const stores = openStores(loaded);
-    app.handle = createApp({
-      config: loaded.config,
-      sessions: stores.sessions,
-      commits: stores.commits,
-      apiKeys: stores.apiKeys,
-      clock: systemClock,
-      log,
-      admin: {
-        store: stores.admins,
-        directory: directoryAdminFrom(stores.directory, {
-          test: (s, password) => testSettings(s, password, { log }),
-        }),
+    const server = await startServer(late, loaded.config.listen, {
+      maxConnections: loaded.config.server.maxConnections,
+      maxConnectionsPerAddress: loaded.config.server.maxConnectionsPerAddress,
+      unlimitedAddresses: loaded.config.trustedProxies,
+    });
+    // Giving up root is fatal if it fails; the DB not opening is not: serve stays up, answers 503 saying why,
+    // and opens it on a later request once the operator has fixed it (see OpenOnDemand).
+    dropPrivileges(loaded.config);
+    // Waiting for another process's lock would hold every request: the web app never does (busy_timeout 0)
+    // and retries on timers instead (lib/store/busy.ts); only the start-up migration may wait.
+    const open = () => openStores(loaded, { busyTimeoutMs: 0, openBusyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS });
+    const portalApp = (stores: Stores): RequestListener =>
+      createApp({
+        config: loaded.config,
+        sessions: stores.sessions,
+        commits: stores.commits,
+        apiKeys: stores.apiKeys,
+        proxyKey: stores.proxyKey,
+        clock: systemClock,
+        log,
+        admin: {
+          store: stores.admins,
+          directory: directoryAdminFrom(stores.directory, {
+            test: (s, password) => testSettings(s, password, { log }),
+          }),
+        },
+      }).callback();
+    let stores: Stores | undefined;
+    const portal = new OpenOnDemand(
+      () => {
+        stores = open();
+        return portalApp(stores);
       },
-    }).callback();
+      { clock: systemClock, log },
+    );
+    const unavailable = unavailableApp(() => {
+      const state = portal.get();
+      return state.ok ? 'it has been opened meanwhile' : state.reason;
+    }, log).callback();
+    portal.get();
+    app.handle = (req, res) => {
+      const state = portal.get();
+      (state.ok ? state.value : unavailable)(req, res);
+    };
     const where = server.addresses.map((a) =>
       a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`,
     );
@@ -76,7 +110,7 @@ export const serveCommand: Command = {
       process.once('SIGINT', () => stop('SIGINT'));
     });
     await server.close();
-    stores.close();
+    stores?.close();
     log.flush();
     return EXIT.ok;
   },

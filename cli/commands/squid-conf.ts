@@ -1,9 +1,12 @@
-import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { LoadedConfig } from '../../lib/config/load.ts';
+import { proxyKeyPath, readProxyKey } from '../../lib/security/proxy-key.ts';
 import { directoryApplied } from '../../lib/store/directory-settings-store.ts';
 import { lookupUser } from '../../lib/system/service-user.ts';
 import { generateInclude, type Runtime } from '../../squid-conf/generate.ts';
 import { generateStandalone } from '../../squid-conf/standalone.ts';
+import { prepareStandaloneDir, writeStandaloneFile } from '../../squid-conf/standalone-files.ts';
 import {
   type Command,
   CONFIG_HELP,
@@ -20,9 +23,12 @@ const help = `Usage: doorman squid-conf [--access-log FILE]
        doorman squid-conf --standalone DIR --port ADDR:PORT [--port ADDR:PORT ...] [--loopback-dns]
 
 Print the include file that adds Doorman to an existing squid.conf: the session helper (absolute paths to
-this Doorman's own Node and helper), the acl doorman_identified, access to Doorman itself, forwarded_for on,
-and the log format "doorman". Put it in /etc/squid/conf.d/doorman.conf (Debian includes that directory before
-its local rules), then "squid -k parse" and "squid -k reconfigure".
+this Doorman's own Node and helper), the acl doorman_identified, Squid's standard protections, access to
+Doorman itself, the client address (with the proxy key that "doorman serve" makes on its first start) for
+Doorman's site only, and the log format "doorman". Put it in /etc/squid/conf.d/doorman.conf (Debian
+includes that directory before its local rules), then "squid -k parse" and "squid -k reconfigure". It holds
+the proxy key: keep it mode 0600, root's (Squid reads its configuration as root):
+  (umask 077; doorman squid-conf > /etc/squid/conf.d/doorman.conf)
 
 With --standalone, write DIR/doorman.conf and a complete DIR/squid.conf for a Squid instance of Doorman's own
 (quick start, tests): run it with "squid -N -f DIR/squid.conf". Nothing outside DIR is touched.
@@ -36,11 +42,17 @@ Options:
       --loopback-dns      standalone Squid sends DNS queries to 127.0.0.1 only
 ${CONFIG_HELP}`;
 
-export function runtime(configFile: string | undefined): Runtime {
+/** What the include needs from this machine: paths, the proxy key (made by "doorman serve"), our addresses. */
+export function runtime(loaded: LoadedConfig): Runtime {
   return {
     node: process.execPath,
     root: resolve(import.meta.dirname, '..', '..'),
-    configFile: configFile === undefined ? undefined : resolve(configFile),
+    configFile: loaded.path === undefined ? undefined : resolve(loaded.path),
+    proxyKey: readProxyKey(proxyKeyPath(loaded.config)),
+    hostAddresses: Object.values(networkInterfaces())
+      .flatMap((list) => list ?? [])
+      .map((i) => i.address)
+      .filter((a) => !a.includes('%')),
   };
 }
 
@@ -64,7 +76,7 @@ export const squidConfCommand: Command = {
     if (values.help) return (out(help), EXIT.ok);
     noExtra(positionals);
     const loaded = configFrom(values.config);
-    const rt = runtime(loaded.path);
+    const rt = runtime(loaded);
     const accessLog = values['access-log'];
     const include = generateInclude(loaded.config, rt, {
       ...(accessLog === undefined ? {} : { accessLog }),
@@ -79,22 +91,18 @@ export const squidConfCommand: Command = {
     const ports = values.port ?? [];
     if (ports.length === 0) throw new UsageError('--standalone needs at least one --port ADDR:PORT');
     for (const p of ports) {
-      if (!/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(p)) {
+      if (!/^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(p)) {
         throw new UsageError(`--port: ${JSON.stringify(p)} is not ADDR:PORT (IPv6 in brackets: [::1]:3130)`);
       }
     }
     const dir = resolve(values.standalone);
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-    mkdirSync(join(dir, 'logs'), { recursive: true, mode: 0o750 });
-    if (process.getuid?.() === 0) {
-      // Squid writes its logs as its own user (Debian: proxy), the same account Doorman's DB belongs to.
-      const account = lookupUser(loaded.config.serviceUser);
-      chownSync(join(dir, 'logs'), account.uid, account.gid);
-    }
+    // As root: DIR must be root's own, and no link in it is followed (see prepareStandaloneDir).
+    prepareStandaloneDir(dir, process.getuid?.() === 0 ? lookupUser(loaded.config.serviceUser) : undefined);
     const includePath = join(dir, 'doorman.conf');
-    writeFileSync(includePath, include, { mode: 0o644 });
+    // It holds the proxy key: root's alone (Squid reads its configuration as root, at start and reconfigure).
+    writeStandaloneFile(includePath, include, 0o600);
     const squidConf = join(dir, 'squid.conf');
-    writeFileSync(
+    writeStandaloneFile(
       squidConf,
       generateStandalone({
         dir,
@@ -102,7 +110,7 @@ export const squidConfCommand: Command = {
         include: includePath,
         loopbackDns: values['loopback-dns'],
       }),
-      { mode: 0o644 },
+      0o644,
     );
     out(squidConf);
     return EXIT.ok;

@@ -18,6 +18,17 @@ const ipAddress = z.string().transform((value, ctx) => {
 const port = z.number().int().min(1).max(65535);
 const seconds = z.number().int().min(0).max(86_400);
 
+/** The longest session lifetime anything may set: one year (365 days). */
+export const MAX_SESSION_SECONDS = 31_536_000;
+/** A session lifetime, seconds; null (the default): no limit. 0 is refused: "none" or "at once"? */
+const sessionSeconds = z
+  .number()
+  .int()
+  .min(1, 'must be 1 or more seconds (null for no limit)')
+  .max(MAX_SESSION_SECONDS, `must be at most ${MAX_SESSION_SECONDS} seconds (one year)`)
+  .nullable()
+  .default(null);
+
 const baseUrl = z
   .string()
   // abort: the refinements below call new URL(), which throws on a string that is not a URL.
@@ -34,6 +45,19 @@ export const configSchema = z
   .object({
     /** Where clients reach Doorman: the API is {baseUrl}api/login/. */
     baseUrl: baseUrl.default('http://127.0.0.1:8180/'),
+    /**
+     * Connections the web app keeps open at once, over all its addresses and per client address (an IPv6
+     * client: per /64). Over either, a new connection is closed at once: a flood of idle sockets costs a fixed
+     * amount of memory instead of growing the process. trustedProxies (Squid, carrying many clients' requests)
+     * are held only to the total.
+     */
+    server: z
+      .object({
+        maxConnections: z.number().int().min(1).max(100_000).default(1024),
+        maxConnectionsPerAddress: z.number().int().min(1).max(100_000).default(64),
+      })
+      .strict()
+      .prefault({}),
     /** Addresses the web app listens on. */
     listen: z
       .array(z.object({ host: ipAddress, port }).strict())
@@ -66,6 +90,13 @@ export const configSchema = z
         /** Failed API-key attempts allowed from one address per window, then 429 until the window ends. */
         maxKeyFailures: z.number().int().min(1).max(10_000).default(10),
         keyFailureWindowSeconds: seconds.min(1).default(300),
+        /**
+         * Sessions made by the login API end after this long without traffic (sessionIdleSeconds) and this
+         * long after the login at the latest (sessionMaxSeconds; the login's `timeout` field overrides it).
+         * Stored with each session at login, so a change applies to later logins only.
+         */
+        sessionIdleSeconds: sessionSeconds,
+        sessionMaxSeconds: sessionSeconds,
       })
       .strict()
       .prefault({}),
@@ -125,7 +156,22 @@ export const configSchema = z
     /** How often a session helper writes "last seen" times, seconds. */
     lastSeenFlushSeconds: z.number().int().min(1).max(3600).default(30),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    // A helper learns of a session's traffic late: Squid asks it only once its cached answer is older than
+    // ttl, and another helper's "last seen" counts only once flushed. A limit shorter than that lag could end
+    // a session in use.
+    const idle = config.api.sessionIdleSeconds;
+    const least = 2 * config.lastSeenFlushSeconds + config.squid.ttl;
+    // idle < 1 is reported by its own bounds already.
+    if (idle !== null && idle >= 1 && idle < least) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['api', 'sessionIdleSeconds'],
+        message: `must be at least 2 × lastSeenFlushSeconds + squid.ttl (${least} seconds), or null`,
+      });
+    }
+  });
 
 export type Config = z.infer<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;

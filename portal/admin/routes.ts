@@ -6,9 +6,9 @@ import { DoormanError, showValue } from '../../lib/errors.ts';
 import type { AdminStore } from '../../lib/store/admin-store.ts';
 import { ApiError } from '../errors.ts';
 import { allowMethods } from '../middleware/allow-methods.ts';
+import type { ProxyKeyMatcher } from '../../lib/net/client-address.ts';
 import { clientIp } from '../middleware/client-ip.ts';
 import { formBody } from '../middleware/form-body.ts';
-import { KeyFailureLimiter } from '../middleware/key-rate-limit.ts';
 import { clientIpOf, paramsOf, type PortalState } from '../state.ts';
 import { AdminCookies } from './cookies.ts';
 import { checkSessionCsrf, CSRF_FIELD, SignInCsrf } from './csrf.ts';
@@ -16,6 +16,7 @@ import type { ApplyResult, DirectoryAdmin } from './directory-admin.ts';
 import { DIRECTORY_FIELDS, EMPTY_FORM, readDirectoryForm, settingsToForm } from './directory-form.ts';
 import { adminPaths, type AdminPaths } from './paths.ts';
 import { loadAdminSession, requireAdmin, seeOther } from './session.ts';
+import { type FailureLimit, SignInLimits } from './sign-in-limits.ts';
 import { directoryPage, groupsFound, type Outcome } from './views/directory.ts';
 import { errorPage } from './views/error.ts';
 import { signInPage } from './views/sign-in.ts';
@@ -24,14 +25,18 @@ import { STYLE } from './views/style.ts';
 export interface AdminDeps {
   store: AdminStore;
   directory: DirectoryAdmin;
-  /** Wrong sign-ins allowed per client address in a window, then 429. Default: 5 per 300 s. */
-  signInLimits?: { maxFailures: number; windowSeconds: number };
+  /** Wrong sign-ins allowed per client address group in a window, then 429. Default: 5 per 300 s. */
+  signInLimits?: FailureLimit;
+  /** Wrong sign-ins allowed per account from addresses it has not signed in from. Default: 10 per 60 s. */
+  accountLimits?: FailureLimit;
 }
 
 export interface AdminContext {
   config: Config;
   clock: Clock;
   log: (line: string) => void;
+  /** Proves Squid wrote X-Doorman-Client (see lib/net/client-address.ts). */
+  proxyKey?: ProxyKeyMatcher | undefined;
 }
 
 type Ctx = ParameterizedContext<PortalState>;
@@ -67,7 +72,10 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
   const paths = adminPaths(baseUrl.pathname);
   const cookies = new AdminCookies(paths.root, baseUrl.protocol === 'https:');
   const signInCsrf = new SignInCsrf();
-  const limiter = new KeyFailureLimiter(clock, deps.signInLimits ?? { maxFailures: 5, windowSeconds: 300 });
+  const limits = new SignInLimits(clock, {
+    ...(deps.signInLimits === undefined ? {} : { address: deps.signInLimits }),
+    ...(deps.accountLimits === undefined ? {} : { account: deps.accountLimits }),
+  });
   const session = loadAdminSession(store, cookies);
   const signedIn = requireAdmin(paths.signIn);
 
@@ -102,12 +110,14 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
   route('/admin/sign-in', {
     GET: [session, showSignIn(paths, cookies, signInCsrf)],
     POST: [
-      clientIp(config.trustedProxies),
-      limitSignIns(limiter),
+      // The address only picks a rate-limit bucket here: an admin on the proxy host itself may sign in.
+      clientIp(config.trustedProxies, context.proxyKey, { unproven: 'peer' }),
+      limits.byAddress(),
       formBody({ maxBytes: SIGN_IN_MAX_BYTES, fields: [CSRF_FIELD, 'user', 'password'] }),
       signInCsrf.check(cookies),
+      limits.byAccount(),
       session,
-      signIn(paths, cookies, signInCsrf, store, limiter, log),
+      signIn(paths, cookies, signInCsrf, store, limits, log),
     ],
   });
   route('/admin/sign-out', {
@@ -162,41 +172,9 @@ function showSignIn(paths: AdminPaths, cookies: AdminCookies, csrf: SignInCsrf):
 }
 
 /**
- * Refuse an address that has used up its wrong sign-ins before reading its body, and one that already has a
- * sign-in being checked: failures are counted only once scrypt has answered, so without this a guesser could
- * send many guesses at once and have them all checked before the first failure counted.
- */
-function limitSignIns(limiter: KeyFailureLimiter): Middleware<PortalState> {
-  const checking = new Set<string>();
-  return async function limitSignInFailures(ctx, next) {
-    const ip = clientIpOf(ctx);
-    const seconds = limiter.retryAfter(ip);
-    if (seconds > 0) {
-      throw new ApiError(
-        'too_many_requests',
-        `too many wrong sign-ins from this address; try again in ${seconds} seconds`,
-        { headers: { 'Retry-After': String(seconds) } },
-      );
-    }
-    if (checking.has(ip)) {
-      throw new ApiError(
-        'too_many_requests',
-        'a sign-in from this address is being checked already; try again in a moment',
-        { headers: { 'Retry-After': '1' } },
-      );
-    }
-    checking.add(ip);
-    try {
-      await next();
-    } finally {
-      checking.delete(ip);
-    }
-  };
-}
-
-/**
  * Check the name and password. Every refusal says the same ("wrong user name or password") and costs one
- * scrypt run whether or not the name exists; each counts against the client address. Success starts a new
+ * scrypt run whether or not the name exists; each counts against the client address and the account (see
+ * SignInLimits). Success starts a new
  * session (any old one of this browser is ended) and retires the sign-in nonce.
  */
 function signIn(
@@ -204,7 +182,7 @@ function signIn(
   cookies: AdminCookies,
   csrf: SignInCsrf,
   store: AdminStore,
-  limiter: KeyFailureLimiter,
+  limits: SignInLimits,
   log: (line: string) => void,
 ): Middleware<PortalState> {
   return async function checkPassword(ctx) {
@@ -221,10 +199,11 @@ function signIn(
     const ip = clientIpOf(ctx);
     const created = await store.signIn(user, password);
     if (created === undefined) {
-      limiter.recordFailure(ip);
+      limits.failed(ip, user);
       log(`admin: failed sign-in from ${ip}`);
       return again(403, 'Wrong user name or password.');
     }
+    limits.succeeded(ip, user);
     const old = ctx.state.admin;
     if (old !== undefined) store.endSession(old.token);
     cookies.setSession(ctx, created.token, (created.expiresAt - created.createdAt) / 1000);

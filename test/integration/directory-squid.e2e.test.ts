@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyDirectory } from '../harness/apply-directory.ts';
 import { curlViaProxy } from '../harness/curl.ts';
+import { form, http } from '../harness/http.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
 import { startSlapd, USER_PASSWORD, type Slapd } from '../harness/slapd.ts';
 
@@ -87,5 +88,21 @@ describe('Basic authentication and groups against OpenLDAP, through Squid', () =
     // bob is in proxy-users, not in the allowed groups: 403 means the password check worked again
     expect((await get(`bob:${USER_PASSWORD}`)).status).toBe(403);
     expect((await get(`dave:${USER_PASSWORD}`)).status).toBe(403);
+  });
+
+  it('applies squid.groups.allow to clients identified by the login API too, without a password prompt', async () => {
+    const login = (username: string, from: string) =>
+      http(`${lab.doormanUrl}api/login/`, {
+        method: 'POST',
+        from,
+        ...form({ api_key: lab.apiKey, username }),
+      });
+    expect((await login('alice', '127.0.0.7')).status).toBe(200);
+    expect((await login('carol', '127.0.0.8')).status).toBe(200);
+    const inStaff = await curlViaProxy(`${lab.originUrl}page`, proxy(), { from: '127.0.0.7' });
+    expect(inStaff.status).toBe(200);
+    expect(inStaff.headers).toMatch(/^x-doorman-user: alice\r?$/im);
+    // carol is identified, but outside the allowed groups: refused (403), not asked for a password (407)
+    expect((await curlViaProxy(`${lab.originUrl}page`, proxy(), { from: '127.0.0.8' })).status).toBe(403);
   });
 });

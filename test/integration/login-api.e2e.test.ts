@@ -149,4 +149,19 @@ describe('login API through a real Squid', () => {
     await lab.cli('api-key', 'revoke', '--name', 'short-lived');
     expect((await send()).status).toBe(401);
   });
+
+  it('shows every user name in one unambiguous form: "a b" and "a%20b" stay two names', async () => {
+    const names = [
+      ['127.0.0.10', 'a b', 'a%20b'],
+      ['127.0.0.11', 'a%20b', 'a%2520b'],
+      ['127.0.0.12', 'été', '%C3%A9t%C3%A9'],
+    ] as const;
+    for (const [from, username, shown] of names) {
+      expect((await login(username, from)).status).toBe(200);
+      const page = await browse(from);
+      expect(page.headers['x-doorman-user'], username).toBe(shown);
+      expect(await loggedUser(from, 1), username).toBe(shown);
+      expect(decodeURIComponent(shown)).toBe(username);
+    }
+  });
 });

@@ -1,11 +1,12 @@
 import { execFile as execFileCb } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runtime } from '../../cli/commands/squid-conf.ts';
 import { parseConfig } from '../../lib/config/load.ts';
+import { ensureProxyKey } from '../../lib/security/proxy-key.ts';
 import { generateInclude } from '../../squid-conf/generate.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
 
@@ -13,10 +14,15 @@ const execFile = promisify(execFileCb);
 const doorman = (...args: string[]) => execFile(join(ROOT, 'bin', 'doorman'), args, { encoding: 'utf8' });
 
 let dir: string;
+/** Where the configs below keep their state: the proxy key that "doorman serve" would have made. */
+let stateDir: string;
 beforeAll(() => {
   requireSystem();
   dir = mkdtempSync(join(tmpdir(), 'doorman-conf-'));
   chmodSync(dir, 0o755);
+  stateDir = join(dir, 'state');
+  mkdirSync(stateDir, { mode: 0o700 });
+  ensureProxyKey(join(stateDir, 'proxy-key'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -40,7 +46,7 @@ describe('doorman squid-conf output passes squid -k parse', () => {
     ['ACLs only, no access rules', {}, ['--acls-only']],
   ])('%s', async (_name, config, extra) => {
     const file = join(dir, `${Math.random().toString(36).slice(2)}.json`);
-    writeFileSync(file, JSON.stringify(config), { mode: 0o644 });
+    writeFileSync(file, JSON.stringify({ stateDir, ...config }), { mode: 0o644 });
     const include = join(dir, `${Math.random().toString(36).slice(2)}.conf`);
     writeFileSync(include, (await doorman('squid-conf', '--config', file, ...extra)).stdout);
     const output = await squidParse(include);
@@ -49,9 +55,15 @@ describe('doorman squid-conf output passes squid -k parse', () => {
   });
 
   it('with a directory and allowed groups (spaces, non-ASCII)', async () => {
-    const config = parseConfig({ squid: { groups: { allow: ['Staff Users', 'Ünïcødé Group'] } } }, 'test');
+    const config = parseConfig(
+      { stateDir, squid: { groups: { allow: ['Staff Users', 'Ünïcødé Group'] } } },
+      'test',
+    );
     const include = join(dir, 'with-directory.conf');
-    writeFileSync(include, generateInclude(config, runtime(undefined), { directory: true }));
+    writeFileSync(
+      include,
+      generateInclude(config, runtime({ config, path: undefined }), { directory: true }),
+    );
     const output = await squidParse(include);
     expect(output).not.toMatch(/ERROR|WARNING|FATAL|Bungled/i);
     expect(output).toMatch(/Processing: auth_param basic program /);
@@ -68,5 +80,17 @@ describe('doorman squid-conf output passes squid -k parse', () => {
     );
     expect(error).toMatchObject({ code: 1 });
     expect((error as { stderr: string }).stderr).toMatch(/squid\.ttl: /);
+  });
+
+  it('fails with exit code 1 and says what to do when there is no proxy key yet', async () => {
+    const file = join(dir, 'no-key.json');
+    writeFileSync(file, JSON.stringify({ stateDir: join(dir, 'never-served') }));
+    const error = await doorman('squid-conf', '--config', file).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(error).toMatchObject({ code: 1 });
+    expect((error as { stderr: string }).stderr).toMatch(
+      /cannot read the proxy key .*never-served\/proxy-key: there is none yet: start "doorman serve" once/,
+    );
   });
 });

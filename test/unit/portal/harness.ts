@@ -1,6 +1,7 @@
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { ManualClock } from '../../../lib/clock.ts';
 import { configSchema, type ConfigInput } from '../../../lib/config/schema.ts';
+import { ProxyKeyCheck } from '../../../lib/security/proxy-key.ts';
 import { ApiKeyStore } from '../../../lib/store/api-key-store.ts';
 import { openDatabase, type Db } from '../../../lib/store/database.ts';
 import { GroupCommit } from '../../../lib/store/group-commit.ts';
@@ -44,6 +45,9 @@ export interface Reply {
 
 export const FORM = 'application/x-www-form-urlencoded';
 
+/** The proxy key the test portal knows: a trusted proxy proves with it that it wrote X-Doorman-Client. */
+export const PROXY_KEY = 'TestProxyKey-0123456789_abcdefghijklmnopqrs';
+
 export async function startPortal(
   config: ConfigInput = {},
   listen: ListenAddress[] = [{ host: '127.0.0.1', port: 0 }],
@@ -55,7 +59,9 @@ export async function startPortal(
   const { key } = apiKeys.create('tests');
   const logs: string[] = [];
   const app = createApp({
-    config: configSchema.parse(config),
+    // No trusted proxy unless a test says so: requests from 127.0.0.1 are then plain clients.
+    config: configSchema.parse({ trustedProxies: [], ...config }),
+    proxyKey: new ProxyKeyCheck(PROXY_KEY),
     sessions,
     commits: new GroupCommit(db),
     apiKeys,

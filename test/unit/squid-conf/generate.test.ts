@@ -7,6 +7,8 @@ const runtime: Runtime = {
   node: '/opt/doorman/node_modules/node/bin/node',
   root: '/opt/doorman',
   configFile: undefined,
+  proxyKey: 'k'.repeat(43),
+  hostAddresses: ['127.0.0.1', '192.0.2.10', '::1', '2001:db8::10', 'fe80::1'],
 };
 const directives = (text: string) => text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
 
@@ -38,22 +40,36 @@ describe('generateInclude', () => {
     expect(text).toMatch(/dist\/helpers\/group-acl\.js --config \/etc\/doorman\/doorman\.json$/m);
   });
 
-  it('lets everyone reach Doorman, then identified clients, and turns on X-Forwarded-For', () => {
+  it('refuses unsafe ports and tunnels but to TLS ports and to this host, then lets everyone reach Doorman, then identified clients', () => {
     const lines = directives(generateInclude(parseConfig({}, 't'), runtime));
     expect(lines).toEqual(
       expect.arrayContaining([
         'acl doorman_identified external doorman_session',
-        'acl doorman_site url_regex -i ^http://127\\.0\\.0\\.1:8180/',
-        'http_access allow doorman_site',
-        'http_access allow doorman_identified',
-        'forwarded_for on',
+        'acl doorman_site url_regex -i ^(http://127\\.0\\.0\\.1:8180/|127\\.0\\.0\\.1:8180$)',
+        'acl doorman_connect method CONNECT',
+        'acl doorman_tls_ports port 443',
+        'acl doorman_safe_ports port 80 21 443 70 210 1025-65535 280 488 591 777',
+        'acl doorman_proxy_host dst 127.0.0.0/8 0.0.0.0 ::1 :: 192.0.2.10 2001:db8::10 fe80::1',
       ]),
     );
-    // Doorman's own address must be allowed before identification is required.
-    expect(lines.indexOf('http_access allow doorman_site')).toBeLessThan(
-      lines.indexOf('http_access allow doorman_identified'),
+    expect(lines.filter((l) => l.startsWith('http_access'))).toEqual([
+      'http_access deny !doorman_safe_ports',
+      'http_access deny doorman_connect !doorman_tls_ports',
+      'http_access deny doorman_connect doorman_proxy_host',
+      'http_access deny doorman_connect doorman_site',
+      'http_access allow doorman_site',
+      'http_access allow doorman_identified',
+    ]);
+  });
+
+  it('sends the client address with the proxy key to Doorman’s site only, and leaves forwarded_for alone', () => {
+    const lines = directives(generateInclude(parseConfig({}, 't'), runtime));
+    expect(lines).toContain('request_header_access X-Doorman-Client deny all');
+    expect(lines).toContain(`request_header_add X-Doorman-Client "${'k'.repeat(43)} %>a" doorman_site`);
+    expect(lines.some((l) => l.startsWith('forwarded_for'))).toBe(false);
+    expect(() => generateInclude(parseConfig({}, 't'), { ...runtime, proxyKey: 'x" all' })).toThrow(
+      /proxy key/,
     );
-    expect(lines.some((l) => l.startsWith('http_access deny'))).toBe(false);
   });
 
   it('matches Doorman’s own URLs by regex (host name, https with CONNECT, bracketed IPv6), no DNS', () => {
@@ -64,15 +80,18 @@ describe('generateInclude', () => {
     expect(siteAcl('https://doorman.example.lan/x/')).toBe(
       String.raw`acl doorman_site url_regex -i ^(https://doorman\.example\.lan/|doorman\.example\.lan:443$)`,
     );
-    expect(siteAcl('http://[::1]:81/')).toBe(String.raw`acl doorman_site url_regex -i ^http://\[::1\]:81/`);
+    expect(siteAcl('http://[::1]:81/')).toBe(
+      String.raw`acl doorman_site url_regex -i ^(http://\[::1\]:81/|\[::1\]:81$)`,
+    );
     expect(siteAcl('http://doorman.lan/')).toBe(
-      String.raw`acl doorman_site url_regex -i ^http://doorman\.lan/`,
+      String.raw`acl doorman_site url_regex -i ^(http://doorman\.lan/|doorman\.lan:80$)`,
     );
   });
 
   it('defines the doorman log format with the user, and an access_log only when asked', () => {
     const plain = generateInclude(parseConfig({}, 't'), runtime);
-    expect(plain).toMatch(/^logformat doorman .* %\{user\}note /m);
+    // URL-escaped, "%" included: a b and a%20b are two names (a%20b and a%2520b), not one
+    expect(plain).toMatch(/^logformat doorman .* %#\{user\}note /m);
     expect(plain).not.toMatch(/^access_log/m);
     expect(
       generateInclude(parseConfig({}, 't'), runtime, { accessLog: '/var/log/squid/doorman.log' }),
@@ -103,6 +122,7 @@ describe('generateInclude with a directory', () => {
         'http_access allow doorman_authenticated',
       ]),
     );
+    expect(lines).not.toContain('http_access deny doorman_identified');
     // sessions first: a client identified by address is never asked for a password
     expect(lines.indexOf('http_access allow doorman_identified')).toBeLessThan(
       lines.indexOf('http_access allow doorman_authenticated'),
@@ -120,6 +140,27 @@ describe('generateInclude with a directory', () => {
     expect(lines).toContain('http_access allow doorman_authenticated doorman_allowed_group');
     expect(lines).not.toContain('http_access allow doorman_authenticated');
   });
+
+  it('applies squid.groups.allow to every identified user, however identified, without a password prompt', () => {
+    const config = parseConfig({ squid: { groups: { allow: ['Staff'] } } }, 't');
+    const rules = directives(generateInclude(config, runtime, { directory: true })).filter((l) =>
+      l.startsWith('http_access'),
+    );
+    expect(rules.slice(4)).toEqual([
+      'http_access allow doorman_site',
+      'http_access allow doorman_identified doorman_allowed_group',
+      // an identified client outside the groups is refused here, not sent on to a 407 for a password
+      'http_access deny doorman_identified',
+      'http_access allow doorman_authenticated doorman_allowed_group',
+    ]);
+  });
+
+  it('refuses squid.groups.allow without an applied directory (nobody could be checked)', () => {
+    const config = parseConfig({ squid: { groups: { allow: ['Staff'] } } }, 't');
+    expect(() => generateInclude(config, runtime)).toThrow(
+      /squid\.groups\.allow names groups \(Staff\) but no directory is applied/,
+    );
+  });
 });
 
 describe('generateInclude without access rules (--acls-only)', () => {
@@ -127,11 +168,17 @@ describe('generateInclude without access rules (--acls-only)', () => {
     const config = parseConfig({ squid: { groups: { allow: ['Staff Users'] } } }, 't');
     const lines = directives(generateInclude(config, runtime, { directory: true, access: false }));
     expect(lines.filter((l) => l.startsWith('http_access'))).toEqual([]);
+    // not an access rule: the client address for Doorman is sent whichever rules the admin writes
+    expect(lines.some((l) => l.startsWith('request_header_add X-Doorman-Client '))).toBe(true);
     for (const acl of [
       'doorman_identified',
       'doorman_site',
       'doorman_authenticated',
       'doorman_allowed_group',
+      'doorman_connect',
+      'doorman_tls_ports',
+      'doorman_safe_ports',
+      'doorman_proxy_host',
     ]) {
       expect(
         lines.some((l) => l.startsWith(`acl ${acl} `)),
