@@ -46,13 +46,16 @@ Doorman is running: web app http://127.0.0.1:8180/ (log $DOORMAN_LOG), its Squid
 
   $key
 
-Try it:
+Try it (this machine is the client, 127.0.0.1, and talks to Doorman through its Squid, as a client would):
   curl -sI -x http://127.0.0.1:$SQUID_PORT http://example.com/ | head -1       # 403: nobody is logged in here
-  curl -d api_key=$key -d username=alice http://127.0.0.1:8180/api/login/
+  curl -x http://127.0.0.1:$SQUID_PORT -d api_key=$key -d username=alice http://127.0.0.1:8180/api/login/
   curl -sI -x http://127.0.0.1:$SQUID_PORT http://example.com/ | grep -i -e ^HTTP -e x-doorman-user
   tail -n 2 $SQUID_DIR/logs/access.log                                        # ... alice ...
-  curl -d api_key=$key http://127.0.0.1:8180/api/logout/
+  curl -x http://127.0.0.1:$SQUID_PORT -d api_key=$key http://127.0.0.1:8180/api/logout/
 
-Squid caches an answer for 5 s (squid.ttl): a logout shows after at most that.
+The third line shows 200 and "X-Doorman-User: alice"; without internet access Squid answers 503 (or 502)
+itself, still with "X-Doorman-User: alice". Squid caches an answer for 5 s (squid.ttl): a logout shows after
+at most 6 s (Squid counts whole seconds).
+
 Stop both with: scripts/quickstart.sh stop
 TXT
