@@ -94,6 +94,14 @@ export function openDb(loaded: LoadedConfig, options: OpenOptions = {}): Db {
 /** Open the session DB as the service user (see becomeServiceUser): never leave root-owned DB files. */
 export function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Stores {
   const db = openDb(loaded, options);
+  let proxyKey: ProxyKeyCheck;
+  try {
+    proxyKey = new ProxyKeyCheck(ensureProxyKey(proxyKeyPath(loaded.config)));
+  } catch (error) {
+    // serve tries again on a later request: a handle left open here would be one more each time
+    db.close();
+    throw error;
+  }
   return {
     sessions: new SessionStore(db, systemClock),
     commits: new GroupCommit(db),
@@ -103,7 +111,7 @@ export function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Sto
       passwordFile: directoryPasswordPath(loaded.config),
       clock: systemClock,
     }),
-    proxyKey: new ProxyKeyCheck(ensureProxyKey(proxyKeyPath(loaded.config))),
+    proxyKey,
     close: () => db.close(),
   };
 }

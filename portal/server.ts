@@ -1,6 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { addressGroup } from '../lib/net/address.ts';
+import { addressGroup, normaliseIp } from '../lib/net/address.ts';
 
 export interface ListenAddress {
   host: string;
@@ -104,15 +104,17 @@ function closeServer(server: Server): Promise<void> {
  * destroys a new one over either limit. Counts drop when a socket closes, however it closes.
  */
 function connectionGate(limits: ConnectionLimits): (socket: Socket) => void {
-  const unlimited = new Set((limits.unlimitedAddresses ?? []).map(addressGroup));
+  // Exactly the proxies' own addresses: not their /64, which may hold every client on the proxy's LAN.
+  const unlimited = new Set((limits.unlimitedAddresses ?? []).map((a) => normaliseIp(a) ?? a));
   const perAddress = new Map<string, number>();
   let total = 0;
   return (socket) => {
-    const group = addressGroup(socket.remoteAddress ?? '');
+    const peer = socket.remoteAddress ?? '';
+    const group = addressGroup(peer);
     const mine = perAddress.get(group) ?? 0;
     if (
       total >= limits.maxConnections ||
-      (!unlimited.has(group) && mine >= limits.maxConnectionsPerAddress)
+      (!unlimited.has(normaliseIp(peer) ?? peer) && mine >= limits.maxConnectionsPerAddress)
     ) {
       socket.destroy();
       return;

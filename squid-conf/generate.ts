@@ -45,6 +45,7 @@ export const names = {
   tlsPorts: 'doorman_tls_ports',
   safePorts: 'doorman_safe_ports',
   proxyHost: 'doorman_proxy_host',
+  toProxy: 'doorman_to_proxy',
   logFormat: 'doorman',
 } as const;
 
@@ -127,8 +128,15 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     '',
     "# Doorman's site, and only it, gets the client's address, with the proxy key that proves Squid wrote it",
     '# (a header of the same name from a client is removed first, everywhere). forwarded_for is left as you set it.',
+    '# The key must reach Doorman and nobody else, so it is sent only (a) on requests that reached Squid at',
+    "# one of this host's addresses (explicit clients) or, intercepted, on their way to Doorman's own address:",
+    '# an intercepted request is sent where its client was going, whatever its Host header names, and the key',
+    '# must not go with a request that names Doorman but goes elsewhere (localip is the intercepted destination);',
+    '# and (b) never through a cache_peer.',
+    `acl ${names.toProxy} localip ${localAddresses(config, runtime.hostAddresses).join(' ')}`,
     `request_header_access ${PROXY_CLIENT_HEADER} deny all`,
-    `request_header_add ${PROXY_CLIENT_HEADER} "${proxyKey(runtime.proxyKey)} %>a" ${names.site}`,
+    `request_header_add ${PROXY_CLIENT_HEADER} "${proxyKey(runtime.proxyKey)} %>a" ${names.site} ${names.toProxy}`,
+    `always_direct allow ${names.site}`,
     '',
     "# Squid's native format, with the user as Doorman's helpers named it, URL-escaped (see the README):",
     `logformat ${names.logFormat} %ts.%03tu %6tr %>a %Ss/%03>Hs %<st %rm %ru ${USER_FORMAT} %Sh/%<a %mt`,
@@ -150,6 +158,15 @@ function proxyHostAddresses(own: readonly string[]): string[] {
   const always = ['127.0.0.0/8', '0.0.0.0', '::1', '::'];
   const extra = own.filter((a) => isIP(a) !== 0 && !always.includes(a) && !a.startsWith('127.'));
   return [...always, ...new Set(extra)];
+}
+
+/** This host's addresses, and Doorman's where the config names them (an IP base URL, specific listen hosts). */
+function localAddresses(config: Config, own: readonly string[]): string[] {
+  const base = new URL(config.baseUrl).hostname.replace(/^\[(.*)\]$/, '$1');
+  const doorman = [base, ...config.listen.map((l) => l.host)].filter(
+    (a) => isIP(a) !== 0 && a !== '0.0.0.0' && a !== '::' && !a.startsWith('127.'),
+  );
+  return [...new Set([...proxyHostAddresses(own).filter((a) => a !== '0.0.0.0' && a !== '::'), ...doorman])];
 }
 
 /**

@@ -8,9 +8,10 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  realpathSync,
   writeSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DoormanError } from '../lib/errors.ts';
 import type { Account } from '../lib/system/service-user.ts';
 
@@ -25,6 +26,7 @@ import type { Account } from '../lib/system/service-user.ts';
  */
 export function prepareStandaloneDir(dir: string, squidUser: Account | undefined): void {
   const asRoot = isRoot();
+  if (asRoot) checkAncestors(dir);
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const stat = lstatSync(dir);
   if (!stat.isDirectory()) {
@@ -82,6 +84,29 @@ function openNoFollow(path: string, flags: number, mode?: number): number {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw refuse(`${path} is a symbolic link`);
     throw error;
+  }
+}
+
+/**
+ * No link anywhere in DIR's path, and every directory above it root's and writable only by root (or sticky,
+ * as /tmp is, where nobody may rename what root made): otherwise another user could swap DIR, or a directory
+ * on the way to it, for a link between our checks and our writes, and O_NOFOLLOW guards the last name only.
+ */
+function checkAncestors(dir: string): void {
+  // Checked before anything is made: the part of the path that exists yet, and where DIR will be made in it.
+  let existing = dir;
+  while (lstatSync(existing, { throwIfNoEntry: false }) === undefined) existing = dirname(existing);
+  if (realpathSync(existing) !== existing) throw refuse(`${dir} has a symbolic link in its path`);
+  for (let parent = existing === dir ? dirname(dir) : existing; ; parent = dirname(parent)) {
+    const stat = lstatSync(parent);
+    const othersMayWrite = (stat.mode & 0o022) !== 0 && (stat.mode & 0o1000) === 0;
+    if (stat.uid !== 0 || othersMayWrite) {
+      throw refuse(
+        `${parent}, above ${dir}, may be changed by others (owner uid ${stat.uid}, mode 0${(stat.mode & 0o7777).toString(8)}); ` +
+          'choose a directory whose every parent only root may write',
+      );
+    }
+    if (parent === dirname(parent)) return;
   }
 }
 

@@ -60,8 +60,15 @@ export const serveCommand: Command = {
     // and opens it on a later request once the operator has fixed it (see OpenOnDemand).
     dropPrivileges(loaded.config);
     // Waiting for another process's lock would hold every request: the web app never does (busy_timeout 0)
-    // and retries on timers instead (lib/store/busy.ts); only the start-up migration may wait.
-    const open = () => openStores(loaded, { busyTimeoutMs: 0, openBusyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS });
+    // and retries on timers instead (lib/store/busy.ts). Only the first opening, at start-up before any request
+    // is served, may wait for a migration; a later one (made while a request waits) fails at once and is tried
+    // again on a later request.
+    let attempts = 0;
+    const open = () =>
+      openStores(loaded, {
+        busyTimeoutMs: 0,
+        openBusyTimeoutMs: attempts++ === 0 ? DEFAULT_BUSY_TIMEOUT_MS : 0,
+      });
     const portalApp = (stores: Stores): RequestListener =>
       createApp({
         config: loaded.config,

@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { DoormanError } from '../errors.ts';
@@ -25,25 +35,38 @@ const MAX_FILE_BYTES = 64;
 export const proxyKeyPath = (config: Pick<Config, 'stateDir'>): string =>
   join(config.stateDir, PROXY_KEY_FILE);
 
-/** The key in `path`, made first if there is none (the web app, as the service user, on start-up). */
+/**
+ * The key in `path`, made first if there is none (the web app, as the service user, on start-up). Written to a
+ * temporary file, flushed, then linked into place, so that nobody ever reads a half-written key (a crash or a
+ * full disk leaves at worst a stray temporary file) and two processes starting at once agree on one key.
+ */
 export function ensureProxyKey(path: string): string {
-  const key = randomBytes(32).toString('base64url');
-  let fd: number;
   try {
-    fd = openSync(
-      path,
+    return readProxyKey(path);
+  } catch (error) {
+    if (!(error instanceof DoormanError && (error.cause as NodeJS.ErrnoException)?.code === 'ENOENT'))
+      throw error;
+  }
+  const key = randomBytes(32).toString('base64url');
+  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    const fd = openSync(
+      temp,
       constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
       0o600,
     );
+    try {
+      writeSync(fd, `${key}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(temp, path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readProxyKey(path);
     throw unreadable(path, error);
-  }
-  try {
-    writeSync(fd, `${key}\n`);
-    fsyncSync(fd);
   } finally {
-    closeSync(fd);
+    rmSync(temp, { force: true });
   }
   return key;
 }
@@ -52,7 +75,8 @@ export function ensureProxyKey(path: string): string {
 export function readProxyKey(path: string): string {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO planted in its place must not hang root's squid-conf (it is then refused as no file).
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     throw unreadable(path, error);
   }

@@ -36,15 +36,31 @@ const KNOWN_PER_ACCOUNT = 16;
  */
 export class SignInLimits {
   readonly #byAddress: KeyFailureLimiter;
+  /** Names of real accounts: few, so the bound on tracked windows never makes one forget them. */
   readonly #byAccount: KeyFailureLimiter;
+  /**
+   * Every other name, under the same rule (so a 429 never tells a real name from a made-up one), in a table of
+   * its own: a flood of made-up names fills this one and cannot push a real account's count out of the other.
+   */
+  readonly #byOtherName: KeyFailureLimiter;
+  readonly #isAccount: (name: string) => boolean;
   readonly #checkingAddresses = new Set<string>();
   readonly #checkingAccounts = new Map<string, number>();
   /** Address groups each account signed in from, the most recent last. Only a right password adds one. */
   readonly #known = new Map<string, string[]>();
 
-  constructor(clock: Clock, limits: { address?: FailureLimit; account?: FailureLimit } = {}) {
+  constructor(
+    clock: Clock,
+    limits: { address?: FailureLimit; account?: FailureLimit; isAccount?: (name: string) => boolean } = {},
+  ) {
     this.#byAddress = new KeyFailureLimiter(clock, limits.address ?? ADDRESS_LIMIT);
     this.#byAccount = new KeyFailureLimiter(clock, limits.account ?? ACCOUNT_LIMIT);
+    this.#byOtherName = new KeyFailureLimiter(clock, limits.account ?? ACCOUNT_LIMIT);
+    this.#isAccount = limits.isAccount ?? (() => true);
+  }
+
+  #accountLimiter(account: string): KeyFailureLimiter {
+    return this.#isAccount(account) ? this.#byAccount : this.#byOtherName;
   }
 
   /** Before the body is read: an address group that used up its failures, or has a check running, gets 429. */
@@ -73,7 +89,7 @@ export class SignInLimits {
       const account = accountKey(paramsOf(ctx).get('user'));
       if (account === '' || this.#isKnown(account, addressGroup(clientIpOf(ctx)))) return next();
       const checking = this.#checkingAccounts.get(account) ?? 0;
-      const seconds = this.#byAccount.retryAfter(account, checking);
+      const seconds = this.accountRetryAfter(account, checking);
       if (seconds > 0) {
         throw tooMany(`too many wrong sign-ins for this user name; try again in ${seconds} seconds`, seconds);
       }
@@ -88,12 +104,18 @@ export class SignInLimits {
     };
   }
 
+  /** Seconds until `user` may be tried again from an address it has not signed in from (0: now). */
+  accountRetryAfter(user: string, checking = 0): number {
+    const account = accountKey(user);
+    return this.#accountLimiter(account).retryAfter(account, checking);
+  }
+
   /** A wrong name or password from `ip` for `user`. */
   failed(ip: string, user: string): void {
     const group = addressGroup(ip);
     this.#byAddress.recordFailure(group);
     const account = accountKey(user);
-    if (!this.#isKnown(account, group)) this.#byAccount.recordFailure(account);
+    if (!this.#isKnown(account, group)) this.#accountLimiter(account).recordFailure(account);
   }
 
   /** A right one: `ip`'s address group is now known for `user`. */

@@ -1,10 +1,20 @@
 import { execFile as execFileCb, execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { ConfigInput } from '../../lib/config/schema.ts';
+import { lookupUser } from '../../lib/system/service-user.ts';
 import { freePort, start, waitForPort, type Started } from './processes.ts';
 import { run, type RunOptions, type RunResult } from './run.ts';
 
@@ -163,4 +173,57 @@ function startOrigin(port: number): Promise<Server> {
     res.writeHead(200, { 'content-type': 'text/plain' }).end('origin\n');
   });
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
+}
+
+export interface ExtraSquid {
+  /** Its plain (explicit-proxy) port on 127.0.0.1. */
+  port: number;
+  /** access.log and cache.log lines so far. */
+  log(name: 'access.log' | 'cache.log'): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A second Squid running the lab's Doorman include inside a configuration of the test's own (an administrator's
+ * rules before it, an intercept port), with its files in `lab.dir/name`. Ready once its plain port answers:
+ * a connection straight to an intercept port has no NAT entry, and Squid's failed lookup stops that port.
+ */
+export async function startExtraSquid(
+  lab: Lab,
+  name: string,
+  extra: { ports?: readonly string[]; before?: readonly string[] } = {},
+): Promise<ExtraSquid> {
+  const port = await freePort();
+  const dir = join(lab.dir, name);
+  mkdirSync(join(dir, 'logs'), { recursive: true });
+  const proxy = lookupUser('proxy');
+  chownSync(join(dir, 'logs'), proxy.uid, proxy.gid);
+  const conf = join(dir, 'squid.conf');
+  writeFileSync(
+    conf,
+    [
+      `http_port 127.0.0.1:${port}`,
+      ...(extra.ports ?? []).map((p) => `http_port ${p}`),
+      `pid_filename ${join(dir, 'squid.pid')}`,
+      `cache_log ${join(dir, 'logs', 'cache.log')}`,
+      `access_log stdio:${join(dir, 'logs', 'access.log')}`,
+      `coredump_dir ${join(dir, 'logs')}`,
+      'cache deny all',
+      'pinger_enable off',
+      'dns_nameservers 127.0.0.1',
+      'shutdown_lifetime 0 seconds',
+      ...(extra.before ?? []),
+      `include ${join(lab.dir, 'squid', 'doorman.conf')}`,
+      'http_access deny all',
+      '',
+    ].join('\n'),
+  );
+  await execFile('squid', ['-k', 'parse', '-f', conf]);
+  const squid = start('squid', ['-N', '-f', conf]);
+  await waitForPort('127.0.0.1', port, 10_000, squid.child).catch(failWith(squid));
+  const log = (file: string) => {
+    const path = join(dir, 'logs', file);
+    return existsSync(path) ? readFileSync(path, 'utf8') : '';
+  };
+  return { port, log, stop: () => squid.stop() };
 }

@@ -2,13 +2,27 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { connect } from 'node:net';
 
-/** A port nobody listens on right now (the kernel's choice). */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+/**
+ * A port nobody listens on right now (the kernel's choice on `host`), free on `alsoOn` too: the lab's servers
+ * listen on one port on both 127.0.0.1 and ::1, and the kernel hands out IPv4 and IPv6 ports separately.
+ */
+export async function freePort(host = '127.0.0.1', alsoOn: readonly string[] = ['::1']): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, host, resolve));
+    const { port } = server.address() as { port: number };
+    const others = await Promise.all(alsoOn.map((other) => canListen(other, port)));
+    await new Promise((resolve) => server.close(resolve));
+    if (others.every(Boolean) || attempt === 20) return port;
+  }
+}
+
+function canListen(host: string, port: number): Promise<boolean> {
+  const probe = createServer();
+  return new Promise((resolve) => {
+    probe.once('error', () => resolve(false));
+    probe.listen(port, host, () => probe.close(() => resolve(true)));
+  });
 }
 
 /** Resolve once something accepts TCP connections on host:port; reject after timeoutMs. */

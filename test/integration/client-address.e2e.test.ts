@@ -1,12 +1,10 @@
-import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer as createTcpServer, connect, type Server as TcpServer } from 'node:net';
-import { join } from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lookupUser } from '../../lib/system/service-user.ts';
 import { form, http, type Response } from '../harness/http.ts';
-import { startLab, type Lab } from '../harness/lab.ts';
-import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
+import { startExtraSquid, startLab, type ExtraSquid, type Lab } from '../harness/lab.ts';
+import { freePort } from '../harness/processes.ts';
 import { run } from '../harness/run.ts';
 import { createCa, issueServerCertificate } from '../harness/tls.ts';
 
@@ -18,7 +16,7 @@ import { createCa, issueServerCertificate } from '../harness/tls.ts';
  * a tunnel even when Squid lets one through.
  */
 let lab: Lab;
-let careless: Started;
+let careless: ExtraSquid;
 let carelessPort: number;
 let tlsFront: TcpServer;
 let tlsPort: number;
@@ -61,33 +59,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => services.listen(servicePort, '127.0.0.1', resolve));
 
   // The careless administrator's Squid: every CONNECT allowed before Doorman's include.
-  carelessPort = await freePort();
-  const dir = join(lab.dir, 'careless');
-  mkdirSync(join(dir, 'logs'), { recursive: true });
-  const proxy = lookupUser('proxy');
-  chownSync(join(dir, 'logs'), proxy.uid, proxy.gid);
-  const conf = join(dir, 'squid.conf');
-  writeFileSync(
-    conf,
-    [
-      `http_port 127.0.0.1:${carelessPort}`,
-      `pid_filename ${join(dir, 'squid.pid')}`,
-      `cache_log ${join(dir, 'logs', 'cache.log')}`,
-      `coredump_dir ${join(dir, 'logs')}`,
-      'cache deny all',
-      'pinger_enable off',
-      'dns_nameservers 127.0.0.1',
-      'shutdown_lifetime 0 seconds',
-      'acl careless_connect method CONNECT',
-      'http_access allow careless_connect',
-      `include ${join(lab.dir, 'squid', 'doorman.conf')}`,
-      'http_access deny all',
-      '',
-    ].join('\n'),
-  );
-  await run('squid', ['-k', 'parse', '-f', conf]);
-  careless = start('squid', ['-N', '-f', conf]);
-  await waitForPort('127.0.0.1', carelessPort, 10_000, careless.child);
+  careless = await startExtraSquid(lab, 'careless', {
+    before: ['acl careless_connect method CONNECT', 'http_access allow careless_connect'],
+  });
+  carelessPort = careless.port;
 });
 
 afterAll(async () => {

@@ -188,4 +188,23 @@ describe('squid-conf --standalone as root', () => {
       expect(readFileSync(precious, 'utf8')).toBe('root only\n');
     }
   });
+
+  it('does not follow a link in a directory above DIR, nor use one that another user may change', async () => {
+    // the service user's own directory, holding a link to a directory of root's
+    const theirs = join(dir, 'sq-their-parent');
+    const precious = join(dir, 'precious-parent');
+    mkdirSync(theirs, { mode: 0o755 });
+    mkdirSync(join(precious, 'etc-squid'), { recursive: true, mode: 0o755 });
+    writeFileSync(join(precious, 'etc-squid', 'squid.conf'), 'root only\n', { mode: 0o644 });
+    chownSync(theirs, proxy.uid, proxy.gid);
+    symlinkSync(precious, join(theirs, 'a'));
+    const viaLink = await standalone(join(theirs, 'a', 'etc-squid'));
+    expect(viaLink.code).toBe(1);
+    expect(viaLink.stderr).toContain('has a symbolic link in its path');
+    expect(readFileSync(join(precious, 'etc-squid', 'squid.conf'), 'utf8')).toBe('root only\n');
+    // no link, but a parent the service user may rename things in
+    const inside = await standalone(join(theirs, 'sub'));
+    expect(inside.code).toBe(1);
+    expect(inside.stderr).toContain(`${theirs}, above ${join(theirs, 'sub')}, may be changed by others`);
+  });
 });

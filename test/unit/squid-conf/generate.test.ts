@@ -65,7 +65,12 @@ describe('generateInclude', () => {
   it('sends the client address with the proxy key to Doorman’s site only, and leaves forwarded_for alone', () => {
     const lines = directives(generateInclude(parseConfig({}, 't'), runtime));
     expect(lines).toContain('request_header_access X-Doorman-Client deny all');
-    expect(lines).toContain(`request_header_add X-Doorman-Client "${'k'.repeat(43)} %>a" doorman_site`);
+    expect(lines).toContain(
+      `request_header_add X-Doorman-Client "${'k'.repeat(43)} %>a" doorman_site doorman_to_proxy`,
+    );
+    // not to a request intercepted on its way elsewhere (Host: doorman), not through a cache_peer
+    expect(lines).toContain('acl doorman_to_proxy localip 127.0.0.0/8 ::1 192.0.2.10 2001:db8::10 fe80::1');
+    expect(lines).toContain('always_direct allow doorman_site');
     expect(lines.some((l) => l.startsWith('forwarded_for'))).toBe(false);
     expect(() => generateInclude(parseConfig({}, 't'), { ...runtime, proxyKey: 'x" all' })).toThrow(
       /proxy key/,

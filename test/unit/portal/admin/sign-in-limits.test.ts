@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../../lib/clock.ts';
+import { SignInLimits } from '../../../../portal/admin/sign-in-limits.ts';
 import { ADMIN, startAdminPortal, type AdminPortal } from './harness.ts';
 
 let portal: AdminPortal | undefined;
@@ -48,5 +50,23 @@ describe('wrong sign-ins per account', () => {
     const statuses = replies.map((r) => r.status);
     expect(statuses.filter((s) => s === 403).length).toBeLessThanOrEqual(2);
     expect(statuses.every((s) => s === 403 || s === 429)).toBe(true);
+  });
+});
+
+describe('the per-account table', () => {
+  it('cannot be flushed by made-up names: a real account keeps its count, and both answer alike', () => {
+    const clock = new ManualClock();
+    const limits = new SignInLimits(clock, {
+      account: { maxFailures: 3, windowSeconds: 60 },
+      isAccount: (name) => name === 'admin',
+    });
+    for (let i = 0; i < 3; i++) limits.failed(`192.0.2.${i}`, 'admin');
+    expect(limits.accountRetryAfter('admin')).toBe(60);
+    // more made-up names than any table keeps, each with one wrong guess
+    for (let i = 0; i < 10_050; i++) limits.failed(`198.51.${i >> 8}.${i & 255}`, `junk${i}`);
+    expect(limits.accountRetryAfter('admin')).toBe(60);
+    // a made-up name is limited by the same rule, so a 429 does not tell which names are real
+    for (let i = 0; i < 3; i++) limits.failed(`203.0.113.${i}`, 'nosuchadmin');
+    expect(limits.accountRetryAfter('nosuchadmin')).toBe(60);
   });
 });
