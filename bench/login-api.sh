@@ -61,7 +61,8 @@ check=$(curl -s --max-time 5 -H "X-Doorman-Client: $(cat "$D/state/proxy-key") 1
   --data-urlencode username=bench-check "$URL")
 echo "  server pid $SERVE ($(ps -o user= -p "$SERVE")); check: $check"
 case $check in *'"ip":"10.255.255.254"'*) ;; *) echo "  the login check failed; see $D/serve.log" >&2; exit 1 ;; esac
-bad=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -d api_key=dm.wrong -d username=x "$URL")
+bad=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "X-Doorman-Client: $(cat "$D/state/proxy-key") 10.255.255.253" \
+  -d api_key=dm.wrong -d username=x "$URL")
 [ "$bad" = 401 ] || { echo "  a wrong key got $bad, not 401" >&2; exit 1; }
 
 label_of() {
