@@ -15,7 +15,7 @@ command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
 # The directories the integration tests start (test/harness/slapd.ts, samba-ad.ts). On bookworm `samba` alone
 # cannot provision a DC: samba-ad-provision and samba-dsdb-modules are only Recommends, so they are named here.
 [ "$mode" = test ] && packages="$packages slapd ldap-utils samba samba-ad-dc samba-ad-provision samba-dsdb-modules \
-samba-vfs-modules winbind smbclient krb5-user openssl nftables"
+samba-vfs-modules winbind smbclient krb5-user openssl nftables c-icap"
 
 missing=""
 for p in $packages; do
