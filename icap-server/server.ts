@@ -1,0 +1,352 @@
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { systemClock, type Clock } from '../lib/clock.ts';
+import { IcapProtocolError } from './errors.ts';
+import {
+  IcapParser,
+  type IcapRequest,
+  type ParserLimits,
+  type ParserPhase,
+  type ReqmodRequest,
+} from './parser.ts';
+import {
+  errorResponse,
+  httpResponse,
+  noContentResponse,
+  optionsResponse,
+  unchangedRequest,
+  type HttpAnswer,
+  type Stamp,
+} from './serializer.ts';
+
+/**
+ * The socket shell around the pure parser and serializer: persistent connections, one request at a time on
+ * each (pipelined requests wait as bytes in that connection's parser), timers per connection, so a client
+ * that stalls holds its own connection and nothing else.
+ *
+ * What this service decides is injected (`decide`), so the captive portal's logic plugs in without this file
+ * knowing it; so is the ISTag (`istag`), which must change whenever a setting that changes answers does:
+ * Squid re-reads OPTIONS and drops what it cached when the ISTag it sees changes.
+ */
+export type Decision = { kind: 'no-change' } | ({ kind: 'respond' } & HttpAnswer);
+
+/** Timers, injectable so the idle, header and decision timeouts are tested without waiting. */
+export interface Timers {
+  set(task: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+export const systemTimers: Timers = {
+  set: (task, ms) => setTimeout(task, ms),
+  clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export interface IcapServerOptions {
+  /** What to do with one REQMOD. May be async; a throw or rejection is answered 500 (ours, not the client's). */
+  decide: (request: ReqmodRequest) => Decision | Promise<Decision>;
+  /** The current ISTag, unquoted, at most 32 characters. Called for every response. */
+  istag: () => string;
+  /** The service's path in icap://host:port/PATH. Other paths get 404. */
+  servicePath?: string;
+  /** The OPTIONS Service header. */
+  serviceName?: string;
+  /** Connections open at once (advertised as Max-Connections); one more is answered 503 and closed. */
+  maxConnections?: number;
+  /** Seconds a client may keep the OPTIONS answer. */
+  optionsTtl?: number;
+  /** A connection with no message in progress is closed after this long (longer than Squid's pconn_timeout). */
+  idleTimeoutMs?: number;
+  /** From a message's first byte until its heads are complete, however slowly they trickle in; then 408. */
+  headerTimeoutMs?: number;
+  /** Longest wait for `decide`; then 500. */
+  decisionTimeoutMs?: number;
+  limits?: Partial<ParserLimits>;
+  clock?: Clock;
+  timers?: Timers;
+  /** One line per event, never a secret. Default: stderr. */
+  log?: (line: string) => void;
+}
+
+export interface IcapServer {
+  readonly server: Server;
+  listen(port: number, host: string): Promise<AddressInfo>;
+  /** Connections open now. */
+  readonly connections: number;
+  /**
+   * Graceful shutdown: stop accepting, let every request already started get its answer, close idle
+   * connections at once and the others after their answer. Resolves once every connection is closed (the
+   * timeouts bound how long that takes).
+   */
+  close(): Promise<void>;
+}
+
+export const DEFAULTS = {
+  servicePath: '/reqmod',
+  serviceName: 'Doorman captive portal',
+  maxConnections: 100,
+  optionsTtl: 300,
+  idleTimeoutMs: 120_000,
+  headerTimeoutMs: 10_000,
+  decisionTimeoutMs: 10_000,
+} as const;
+
+/** What every connection shares: settings and the shutdown flag. Requests hold no reference to it. */
+interface Shared {
+  options: Required<Omit<IcapServerOptions, 'limits'>> & { limits: Partial<ParserLimits> };
+  stamp(): Stamp;
+  draining: boolean;
+}
+
+export function createIcapServer(options: IcapServerOptions): IcapServer {
+  const shared: Shared = {
+    options: {
+      ...DEFAULTS,
+      clock: systemClock,
+      timers: systemTimers,
+      log: (line) => console.error(`icap: ${line}`),
+      limits: {},
+      ...options,
+    },
+    stamp: () => ({ istag: shared.options.istag(), now: shared.options.clock.now() }),
+    draining: false,
+  };
+  const open = new Set<Connection>();
+  const server = createServer({ allowHalfOpen: true }, (socket) => {
+    if (shared.draining) {
+      socket.destroy();
+      return;
+    }
+    if (open.size >= shared.options.maxConnections) {
+      shared.options.log(`connection from ${socket.remoteAddress ?? '?'} refused: ${open.size} open`);
+      socket.on('error', () => socket.destroy());
+      socket.end(errorResponse(shared.stamp(), 503, true));
+      return;
+    }
+    const connection = new Connection(socket, shared, () => open.delete(connection));
+    open.add(connection);
+  });
+  return {
+    server,
+    get connections() {
+      return open.size;
+    },
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve(server.address() as AddressInfo);
+        });
+      });
+    },
+    close() {
+      shared.draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const connection of open) connection.drain();
+      return closed;
+    },
+  };
+}
+
+type TimerPhase = ParserPhase | 'write' | 'linger';
+
+class Connection {
+  readonly #socket: Socket;
+  readonly #shared: Shared;
+  readonly #parser: IcapParser;
+  #busy = false;
+  /** The client has sent its FIN: answer what is complete, then close. */
+  #ended = false;
+  #closed = false;
+  #timer: unknown;
+  #timerPhase: TimerPhase | undefined;
+
+  constructor(socket: Socket, shared: Shared, onClose: () => void) {
+    this.#socket = socket;
+    this.#shared = shared;
+    this.#parser = new IcapParser(shared.options.limits);
+    socket.on('data', (chunk: Buffer) => {
+      // After our last answer, what still arrives is read and dropped (see #close).
+      if (this.#closed) return;
+      this.#parser.push(chunk);
+      this.#pump();
+    });
+    socket.on('end', () => {
+      this.#ended = true;
+      this.#pump();
+    });
+    socket.on('error', (error) => {
+      this.#log(`connection error: ${error.message}`);
+      socket.destroy();
+    });
+    socket.on('close', () => {
+      this.#closed = true;
+      this.#clearTimer();
+      onClose();
+    });
+    this.#armTimer();
+  }
+
+  /** Shutdown: close now if nothing is in progress, else after the answer to what is. */
+  drain(): void {
+    if (!this.#busy && this.#parser.phase === 'idle') this.#close();
+  }
+
+  #pump(): void {
+    while (!this.#busy && !this.#closed) {
+      const event = this.#parser.next();
+      if (event.kind === 'need-more') {
+        if (this.#ended) {
+          const error = this.#parser.end();
+          if (error !== undefined) this.#log(error.message);
+          this.#close();
+        } else if (this.#shared.draining && this.#parser.phase === 'idle') {
+          this.#close();
+        } else {
+          this.#armTimer();
+          this.#socket.resume();
+        }
+        return;
+      }
+      this.#clearTimer();
+      if (event.kind === 'error') {
+        this.#fail(event.error);
+        return;
+      }
+      this.#busy = true;
+      this.#socket.pause();
+      void this.#answer(event.request).then(({ bytes, close }) => this.#send(bytes, close));
+    }
+  }
+
+  /** A malformed, oversized or timed-out message: its error status, then close only this connection. */
+  #fail(error: IcapProtocolError): void {
+    this.#log(`${error.code}: ${error.message}`);
+    if (error.code === 'TRUNCATED') this.#close();
+    else this.#send(errorResponse(this.#shared.stamp(), error.status, true), true);
+  }
+
+  async #answer(request: IcapRequest): Promise<{ bytes: Buffer; close: boolean }> {
+    const { options } = this.#shared;
+    // "Connection: close" from the client, or our shutdown: this is the last answer on this connection.
+    const close = this.#shared.draining || request.headers.get('connection')?.toLowerCase() === 'close';
+    try {
+      // Every error answer ends the connection: c-icap-client, for one, waits for the close after a 404.
+      if (request.service !== options.servicePath)
+        return { bytes: errorResponse(this.#shared.stamp(), 404, true), close: true };
+      if (request.method === 'OPTIONS') {
+        const settings = {
+          service: options.serviceName,
+          maxConnections: options.maxConnections,
+          optionsTtl: options.optionsTtl,
+        };
+        return { bytes: optionsResponse(this.#shared.stamp(), settings), close };
+      }
+      const decision = await this.#decide(request);
+      if (decision.kind === 'respond') return { bytes: httpResponse(this.#shared.stamp(), decision), close };
+      if (request.allow204) return { bytes: noContentResponse(this.#shared.stamp()), close };
+      const body = request.body.kind === 'full' ? request.body.data : undefined;
+      return { bytes: unchangedRequest(this.#shared.stamp(), request.http.raw, body), close };
+    } catch (error) {
+      this.#log(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+      try {
+        return { bytes: errorResponse(this.#shared.stamp(), 500, true), close: true };
+      } catch {
+        // The ISTag source itself failed: answer without it rather than not at all.
+        return { bytes: Buffer.from('ICAP/1.0 500 Server Error\r\nConnection: close\r\n\r\n'), close: true };
+      }
+    }
+  }
+
+  #decide(request: ReqmodRequest): Promise<Decision> {
+    const { decide, decisionTimeoutMs, timers } = this.#shared.options;
+    return new Promise<Decision>((resolve, reject) => {
+      const timer = timers.set(
+        () => reject(new Error(`no decision after ${decisionTimeoutMs} ms`)),
+        decisionTimeoutMs,
+      );
+      new Promise<Decision>((inner) => inner(decide(request))).then(
+        (decision) => {
+          timers.clear(timer);
+          resolve(decision);
+        },
+        (error: unknown) => {
+          timers.clear(timer);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+  }
+
+  #send(bytes: Buffer, close: boolean): void {
+    if (this.#closed) return;
+    const flushed = this.#socket.write(bytes);
+    if (close || this.#shared.draining) {
+      this.#close();
+      return;
+    }
+    const next = () => {
+      this.#busy = false;
+      this.#pump();
+    };
+    if (flushed) {
+      next();
+      return;
+    }
+    // A client that does not read its answers gets no more of them; the idle timeout ends it.
+    this.#setTimer('write', this.#shared.options.idleTimeoutMs, () => this.#socket.destroy());
+    this.#socket.once('drain', () => {
+      this.#clearTimer();
+      next();
+    });
+  }
+
+  /** The read timer for where the parser stands: idle (close quietly), head (absolute, 408), body (per read). */
+  #armTimer(): void {
+    const phase = this.#parser.phase;
+    const { idleTimeoutMs, headerTimeoutMs } = this.#shared.options;
+    // The header deadline runs from the message's first byte: bytes trickling in do not push it back.
+    if (phase === 'head' && this.#timerPhase === 'head') return;
+    if (phase === 'idle') this.#setTimer('idle', idleTimeoutMs, () => this.#close());
+    else if (phase === 'head') this.#setTimer('head', headerTimeoutMs, () => this.#timedOut('head'));
+    else this.#setTimer('body', idleTimeoutMs, () => this.#timedOut('body'));
+  }
+
+  #timedOut(phase: string): void {
+    this.#fail(new IcapProtocolError('TIMEOUT', `message ${phase} incomplete after the timeout`));
+  }
+
+  #setTimer(phase: TimerPhase, ms: number, task: () => void): void {
+    this.#clearTimer();
+    this.#timerPhase = phase;
+    this.#timer = this.#shared.options.timers.set(() => {
+      this.#timer = undefined;
+      this.#timerPhase = undefined;
+      task();
+    }, ms);
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) this.#shared.options.timers.clear(this.#timer);
+    this.#timer = undefined;
+    this.#timerPhase = undefined;
+  }
+
+  /**
+   * Half-close after the last answer and keep reading (and dropping) until the client closes too, or a short
+   * linger runs out: closing with unread bytes in the kernel makes it send a reset, which can destroy the
+   * answer before the client has read it.
+   */
+  #close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#socket.end();
+    this.#socket.resume();
+    this.#setTimer('linger', this.#shared.options.headerTimeoutMs, () => this.#socket.destroy());
+  }
+
+  #log(line: string): void {
+    this.#shared.options.log(
+      `${this.#socket.remoteAddress ?? '?'}:${this.#socket.remotePort ?? '?'} ${line}`,
+    );
+  }
+}

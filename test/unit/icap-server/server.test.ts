@@ -1,0 +1,351 @@
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../lib/clock.ts';
+import type { ReqmodRequest } from '../../../icap-server/parser.ts';
+import {
+  errorResponse,
+  httpResponse,
+  noContentResponse,
+  optionsResponse,
+  unchangedRequest,
+} from '../../../icap-server/serializer.ts';
+import {
+  createIcapServer,
+  type Decision,
+  type IcapServer,
+  type IcapServerOptions,
+  type Timers,
+} from '../../../icap-server/server.ts';
+import { chunks, httpHead, options, reqmod } from './fixtures.ts';
+
+/** Timers that fire only when told, picked by their duration (each timeout below has its own). */
+class ManualTimers implements Timers {
+  readonly pending = new Set<{ task: () => void; ms: number }>();
+  set = (task: () => void, ms: number) => {
+    const handle = { task, ms };
+    this.pending.add(handle);
+    return handle;
+  };
+  clear = (handle: unknown) => {
+    this.pending.delete(handle as { task: () => void; ms: number });
+  };
+  fire(ms: number): number {
+    let fired = 0;
+    for (const handle of [...this.pending]) {
+      if (handle.ms !== ms) continue;
+      this.pending.delete(handle);
+      handle.task();
+      fired++;
+    }
+    return fired;
+  }
+}
+
+const IDLE = 5000;
+const HEADER = 1000;
+const DECISION = 3000;
+const clock = new ManualClock(Date.UTC(2026, 0, 2, 3, 4, 5));
+const settings = { service: 'Doorman captive portal', maxConnections: 4, optionsTtl: 300 };
+const REDIRECT = { status: 302, headers: { Location: 'http://portal.example/' } };
+
+let server: IcapServer | undefined;
+let timers: ManualTimers;
+let istag = 'v1';
+const logged: string[] = [];
+
+async function start(
+  decide: IcapServerOptions['decide'],
+  extra: Partial<IcapServerOptions> = {},
+): Promise<number> {
+  timers = new ManualTimers();
+  istag = 'v1';
+  logged.length = 0;
+  server = createIcapServer({
+    decide,
+    istag: () => istag,
+    maxConnections: settings.maxConnections,
+    idleTimeoutMs: IDLE,
+    headerTimeoutMs: HEADER,
+    decisionTimeoutMs: DECISION,
+    clock,
+    timers,
+    log: (line) => logged.push(line),
+    ...extra,
+  });
+  return (await server.listen(0, '127.0.0.1')).port;
+}
+
+afterEach(async () => {
+  const closing = server?.close();
+  // Connections a test left open close once their timers run.
+  timers?.fire(IDLE);
+  timers?.fire(HEADER);
+  await closing;
+  server = undefined;
+});
+
+interface Client {
+  socket: Socket;
+  /** Everything received so far, as latin1 text. */
+  received(): string;
+  /** Resolves once `received()` satisfies `done`; rejects if the connection closes first. */
+  until(done: (text: string) => boolean): Promise<string>;
+  closed: Promise<void>;
+  isClosed(): boolean;
+}
+
+async function client(port: number): Promise<Client> {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let text = '';
+  let isClosed = false;
+  const waiters = new Set<() => void>();
+  socket.on('data', (chunk: Buffer) => {
+    text += chunk.toString('latin1');
+    for (const waiter of [...waiters]) waiter();
+  });
+  socket.on('error', () => {});
+  const closed = new Promise<void>((resolve) =>
+    socket.on('close', () => {
+      isClosed = true;
+      for (const waiter of [...waiters]) waiter();
+      resolve();
+    }),
+  );
+  return {
+    socket,
+    received: () => text,
+    closed,
+    isClosed: () => isClosed,
+    until: (done) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          if (done(text)) {
+            waiters.delete(check);
+            resolve(text);
+          } else if (isClosed) {
+            waiters.delete(check);
+            reject(new Error(`closed before the expected answer; got ${JSON.stringify(text)}`));
+          }
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
+}
+
+const stamp = () => ({ istag, now: clock.now() });
+const count = (text: string, needle: string) => text.split(needle).length - 1;
+const answers = (n: number) => (text: string) => count(text, 'ICAP/1.0 ') >= n && text.endsWith('\r\n\r\n');
+
+/** A promise with its resolve, for decisions the test settles when it chooses. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve: (value: T) => void = () => {};
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const byUrl = (request: ReqmodRequest): Decision =>
+  request.http.target.includes('/login-please') ? { kind: 'respond', ...REDIRECT } : { kind: 'no-change' };
+
+describe('the ICAP server over a real socket', () => {
+  it('answers pipelined requests on one connection in order, one at a time', async () => {
+    const slow = deferred<Decision>();
+    const started: string[] = [];
+    const port = await start((request) => {
+      started.push(request.http.target);
+      return request.http.target.includes('slow') ? slow.promise : byUrl(request);
+    });
+    const c = await client(port);
+    c.socket.write(
+      options() +
+        reqmod({ url: 'http://a.example/slow' }) +
+        reqmod({ url: 'http://a.example/login-please' }) +
+        reqmod({ method: 'POST', url: 'http://a.example/form', body: chunks([]) }),
+    );
+    await c.until(answers(1));
+    await new Promise((resolve) => setImmediate(resolve));
+    // The slow decision holds the connection: the requests behind it are not even started.
+    expect(started).toEqual(['http://a.example/slow']);
+    slow.resolve({ kind: 'no-change' });
+    const text = await c.until(answers(4));
+    expect(text).toBe(
+      Buffer.concat([
+        optionsResponse(stamp(), settings),
+        noContentResponse(stamp()),
+        httpResponse(stamp(), REDIRECT),
+        noContentResponse(stamp()),
+      ]).toString('latin1'),
+    );
+    expect(started).toEqual([
+      'http://a.example/slow',
+      'http://a.example/login-please',
+      'http://a.example/form',
+    ]);
+    expect(c.isClosed()).toBe(false);
+  });
+
+  it('serves many requests on one connection, each written when the previous is answered', async () => {
+    const port = await start(byUrl);
+    const c = await client(port);
+    for (let i = 1; i <= 5; i++) {
+      c.socket.write(reqmod({ url: `http://a.example/${i}` }));
+      await c.until(answers(i));
+    }
+    expect(count(c.received(), 'ICAP/1.0 204 No Content')).toBe(5);
+  });
+
+  it('sends the request back when the client does not take 204', async () => {
+    const port = await start(byUrl);
+    const c = await client(port);
+    c.socket.write(reqmod({ icapHeaders: [], method: 'PUT', body: chunks(['hello']) }));
+    const text = await c.until((t) => t.endsWith('0\r\n\r\n'));
+    expect(text).toBe(
+      unchangedRequest(stamp(), Buffer.from(httpHead({ method: 'PUT' })), Buffer.from('hello')).toString(
+        'latin1',
+      ),
+    );
+  });
+
+  it('shows a new ISTag as soon as the source gives one', async () => {
+    const port = await start(byUrl);
+    const c = await client(port);
+    c.socket.write(options());
+    await c.until(answers(1));
+    istag = 'v2';
+    c.socket.write(options());
+    const text = await c.until(answers(2));
+    expect(count(text, 'ISTag: "v1"')).toBe(1);
+    expect(count(text, 'ISTag: "v2"')).toBe(1);
+  });
+
+  it('answers 404 for another service, and closes (as after every error answer)', async () => {
+    const port = await start(byUrl);
+    const c = await client(port);
+    c.socket.write(reqmod({ service: '/respmod' }) + reqmod());
+    await c.closed;
+    expect(c.received()).toBe(errorResponse(stamp(), 404, true).toString('latin1'));
+  });
+
+  it('answers 500 when the decision fails, then closes; other connections go on', async () => {
+    const port = await start((request) => {
+      if (request.http.target.includes('throw')) throw new Error('portal settings unreadable');
+      return byUrl(request);
+    });
+    const c = await client(port);
+    const other = await client(port);
+    c.socket.write(reqmod({ url: 'http://a/throw' }) + reqmod());
+    await c.closed;
+    expect(c.received()).toBe(errorResponse(stamp(), 500, true).toString('latin1'));
+    expect(logged.join('\n')).toContain('internal error: portal settings unreadable');
+    other.socket.write(reqmod());
+    await other.until(answers(1));
+  });
+
+  it('answers a malformed message with its error and closes only that connection', async () => {
+    const port = await start(byUrl);
+    const good = await client(port);
+    const bad = await client(port);
+    bad.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await bad.closed;
+    expect(bad.received()).toBe(errorResponse(stamp(), 400, true).toString('latin1'));
+    good.socket.write(options());
+    await good.until(answers(1));
+    expect(good.isClosed()).toBe(false);
+  });
+
+  it('answers RESPMOD 405 and closes that connection', async () => {
+    const port = await start(byUrl);
+    const c = await client(port);
+    c.socket.write('RESPMOD icap://h/reqmod ICAP/1.0\r\nEncapsulated: res-hdr=0, res-body=10\r\n\r\n');
+    await c.closed;
+    expect(c.received()).toBe(errorResponse(stamp(), 405, true).toString('latin1'));
+  });
+
+  it('does not let a client that stalls mid-message block another; it gets 408 at the header deadline', async () => {
+    const port = await start(byUrl);
+    const stalled = await client(port);
+    const message = reqmod();
+    stalled.socket.write(message.slice(0, 40));
+    const other = await client(port);
+    other.socket.write(options() + reqmod({ url: 'http://a/login-please' }));
+    await other.until(answers(2));
+    expect(stalled.received()).toBe('');
+    // Bytes trickling in do not move the deadline.
+    stalled.socket.write(message.slice(40, 41));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(timers.fire(HEADER)).toBe(1);
+    await stalled.closed;
+    expect(stalled.received()).toBe(errorResponse(stamp(), 408, true).toString('latin1'));
+    other.socket.write(options());
+    await other.until(answers(3));
+  });
+
+  it('does not let a decision that hangs block another connection; it is answered 500 at the deadline', async () => {
+    const asked = deferred<true>();
+    const port = await start((request) => {
+      if (!request.http.target.includes('hang')) return byUrl(request);
+      asked.resolve(true);
+      return new Promise<Decision>(() => {});
+    });
+    const hung = await client(port);
+    hung.socket.write(reqmod({ url: 'http://a/hang' }));
+    await asked.promise;
+    const other = await client(port);
+    other.socket.write(reqmod());
+    await other.until(answers(1));
+    expect(hung.received()).toBe('');
+    expect(timers.fire(DECISION)).toBe(1);
+    await hung.closed;
+    expect(hung.received()).toBe(errorResponse(stamp(), 500, true).toString('latin1'));
+    expect(logged.join('\n')).toContain(`no decision after ${DECISION} ms`);
+  });
+
+  it('closes an idle connection quietly after the idle timeout', async () => {
+    const port = await start(byUrl);
+    const c = await client(port);
+    c.socket.write(options());
+    await c.until(answers(1));
+    expect(timers.fire(IDLE)).toBe(1);
+    await c.closed;
+    expect(count(c.received(), 'ICAP/1.0')).toBe(1);
+  });
+
+  it('refuses connections over Max-Connections with 503', async () => {
+    const port = await start(byUrl);
+    const open = [];
+    for (let i = 0; i < settings.maxConnections; i++) open.push(await client(port));
+    while ((server?.connections ?? 0) < settings.maxConnections) await new Promise((r) => setImmediate(r));
+    const extra = await client(port);
+    await extra.closed;
+    expect(extra.received()).toBe(errorResponse(stamp(), 503, true).toString('latin1'));
+    open[0]?.socket.write(options());
+    await open[0]?.until(answers(1));
+  });
+
+  it('shuts down gracefully: stops accepting, closes idle connections, answers what is in flight', async () => {
+    const pending = deferred<Decision>();
+    const asked = deferred<true>();
+    const port = await start((request) => {
+      if (!request.http.target.includes('wait')) return byUrl(request);
+      asked.resolve(true);
+      return pending.promise;
+    });
+    const idle = await client(port);
+    const busy = await client(port);
+    busy.socket.write(reqmod({ url: 'http://a/wait' }));
+    await asked.promise;
+    let done = false;
+    const closing = server?.close().then(() => (done = true));
+    await idle.closed;
+    await expect(client(port)).rejects.toThrow(/ECONNREFUSED/);
+    expect(busy.isClosed()).toBe(false);
+    expect(done).toBe(false);
+    pending.resolve({ kind: 'respond', ...REDIRECT });
+    await busy.closed;
+    expect(busy.received()).toBe(httpResponse(stamp(), REDIRECT).toString('latin1'));
+    await closing;
+    expect(done).toBe(true);
+    server = undefined;
+  });
+});
