@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { type FieldProblem, problemsOf } from '../validation/problems.ts';
 import { parseDn } from './dn.ts';
 
 /**
@@ -132,10 +133,7 @@ export type DirectorySettingsInput = z.input<typeof directorySettingsSchema>;
 export const portOf = (s: DirectorySettings): number => s.port ?? (s.transport === 'ldaps' ? 636 : 389);
 
 /** One wrong field: its dotted name, and what is wrong with the value given. */
-export interface SettingsProblem {
-  field: string;
-  message: string;
-}
+export type SettingsProblem = FieldProblem;
 
 export type SettingsValidation =
   { ok: true; settings: DirectorySettings } | { ok: false; problems: SettingsProblem[] };
@@ -147,16 +145,7 @@ export type SettingsValidation =
 export function validateDirectorySettings(input: unknown): SettingsValidation {
   const result = directorySettingsSchema.safeParse(input);
   if (result.success) return { ok: true, settings: result.data };
-  const problems = result.error.issues.flatMap((issue): SettingsProblem[] => {
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ field: key, message: 'is not a directory setting' }));
-    }
-    const field = issue.path.length === 0 ? '(settings)' : issue.path.join('.');
-    const given = valueAt(input, issue.path);
-    const shown =
-      given === undefined || issue.message.includes(JSON.stringify(given)) ? '' : ` (given: ${show(given)})`;
-    return [{ field, message: `${issue.message}${shown}` }];
-  });
+  const problems = problemsOf(result.error, input, 'is not a directory setting');
   return { ok: false, problems };
 }
 
@@ -172,19 +161,4 @@ export function settingsWarnings(settings: DirectorySettings): string[] {
     warnings.push("no CA certificate: the server's certificate must be signed by a CA the system trusts");
   }
   return warnings;
-}
-
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let value = input;
-  for (const key of path) {
-    if (typeof value !== 'object' || value === null) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
-}
-
-function show(value: unknown): string {
-  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-  const cut = text.length > 64 ? `${text.slice(0, 64)}…` : text;
-  return typeof value === 'string' ? JSON.stringify(cut) : cut;
 }

@@ -10,7 +10,6 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import type { Statement } from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { SettingsTest } from '../directory/directory.ts';
@@ -23,6 +22,7 @@ import {
 import { DoormanError } from '../errors.ts';
 import { realSchedule, retryWhileBusy, StoreBusyError, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
+import { SettingsRow } from './settings-row.ts';
 
 /**
  * The directory settings in force: the settings as JSON in the `settings` table (row `directory`), and the
@@ -68,19 +68,12 @@ export interface ApplyOptions {
   test: (settings: DirectorySettings, password: string) => Promise<SettingsTest>;
 }
 
-interface Row {
-  value: string;
-  updated_at: number;
-}
-
 export class DirectorySettingsStore {
   readonly #db: Db;
   readonly #passwordFile: string;
   readonly #clock: Clock;
   readonly #schedule: Schedule;
-  readonly #get: Statement;
-  readonly #version: Statement;
-  readonly #put: Statement;
+  readonly #row: SettingsRow;
 
   /** `schedule`: the timers a write waits on while another process holds the lock (tests pass their own). */
   constructor(db: Db, options: { passwordFile: string; clock: Clock; schedule?: Schedule }) {
@@ -88,20 +81,12 @@ export class DirectorySettingsStore {
     this.#passwordFile = options.passwordFile;
     this.#clock = options.clock;
     this.#schedule = options.schedule ?? realSchedule;
-    this.#get = db.prepare('SELECT value, updated_at FROM settings WHERE name = ?');
-    this.#version = db.prepare('SELECT updated_at FROM settings WHERE name = ?').pluck();
-    // updated_at only ever goes up, by at least 1 ms per write, so it serves as a version number.
-    this.#put = db.prepare(
-      `INSERT INTO settings (name, value, updated_at) VALUES (@name, @value, @now)
-       ON CONFLICT (name) DO UPDATE SET value = excluded.value,
-         updated_at = max(excluded.updated_at, settings.updated_at + 1)
-       RETURNING updated_at`,
-    );
+    this.#row = new SettingsRow(db, ROW);
   }
 
   /** The settings in force and the bind password; undefined when no directory was ever applied. */
   load(): AppliedDirectory | undefined {
-    const row = this.#get.get(ROW) as Row | undefined;
+    const row = this.#row.read();
     if (row === undefined) return undefined;
     const checked = validateDirectorySettings(JSON.parse(row.value));
     if (!checked.ok) {
@@ -119,7 +104,7 @@ export class DirectorySettingsStore {
         `directory settings are applied but the bind password file ${this.#passwordFile} is missing: apply them again with the password`,
       );
     }
-    return { settings: checked.settings, password, version: row.updated_at };
+    return { settings: checked.settings, password, version: row.version };
   }
 
   /**
@@ -127,7 +112,7 @@ export class DirectorySettingsStore {
    * calls it per batch of requests and reloads only when it moved.
    */
   version(): number {
-    return (this.#version.get(ROW) as number | undefined) ?? 0;
+    return this.#row.version();
   }
 
   /**
@@ -176,7 +161,7 @@ export class DirectorySettingsStore {
 
   /** Whether `next` would send the stored bind password somewhere, or as someone, it was not sent before. */
   #sendsPasswordElsewhere(next: DirectorySettings): boolean {
-    const row = this.#get.get(ROW) as Row | undefined;
+    const row = this.#row.read();
     if (row === undefined) return true;
     const current = JSON.parse(row.value) as Partial<DirectorySettings>;
     const keys = ['kind', 'host', 'address', 'port', 'transport', 'caCertificate', 'bindDn'] as const;
@@ -214,7 +199,7 @@ export class DirectorySettingsStore {
     let previous: string | undefined;
     let renamed = false;
     try {
-      this.#put.get({ name: ROW, value: JSON.stringify(settings), now: this.#clock.now() });
+      this.#row.write(JSON.stringify(settings), this.#clock.now());
       if (password !== undefined) {
         previous = this.#readPassword();
         temp = this.#writeTemp(password);
