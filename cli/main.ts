@@ -9,7 +9,9 @@ import { DEFAULT_BUSY_TIMEOUT_MS } from '../lib/store/database.ts';
 import { EXIT, UsageError, type Command } from './command.ts';
 import { adminCommand } from './commands/admin.ts';
 import { apiKeyCommand } from './commands/api-key.ts';
+import { deviceGroupCommand } from './commands/device-group.ts';
 import { directoryCommand } from './commands/directory.ts';
+import { portalCommand } from './commands/portal.ts';
 import { serveCommand } from './commands/serve.ts';
 import { sessionsCommand } from './commands/sessions.ts';
 import { squidConfCommand } from './commands/squid-conf.ts';
@@ -21,6 +23,8 @@ const commands: readonly Command[] = [
   sessionsCommand,
   directoryCommand,
   adminCommand,
+  portalCommand,
+  deviceGroupCommand,
 ];
 
 const usage = `Usage: doorman COMMAND [OPTIONS]
@@ -28,7 +32,7 @@ const usage = `Usage: doorman COMMAND [OPTIONS]
 Doorman tells Squid who is behind each request.
 
 Commands:
-${commands.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n')}
+${commands.map((c) => `  ${c.name.padEnd(14)}${c.summary}`).join('\n')}
 
 Run "doorman COMMAND --help" for a command's options.`;
 

@@ -59,6 +59,20 @@ export const migrations: readonly string[] = [
   `
   ALTER TABLE sessions ADD COLUMN idle_timeout INTEGER CHECK (idle_timeout > 0);
   `,
+  // 4: the captive portal's Device Groups (named sets of networks, each active or not). The portal settings
+  // themselves are a row of \`settings\` (name 'portal'). AUTOINCREMENT: an id in an admin's open form never
+  // names a group made after the one it was for. NOCASE: "Lab" and "lab" are one name (lib/portal/settings.ts
+  // also compares beyond ASCII).
+  `
+  CREATE TABLE device_groups (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    name        TEXT    NOT NULL UNIQUE COLLATE NOCASE,
+    cidrs       TEXT    NOT NULL CHECK (json_valid(cidrs) AND json_type(cidrs) = 'array'),
+    active      INTEGER NOT NULL CHECK (active IN (0, 1)),
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+  ) STRICT;
+  `,
 ];
 
 export const SCHEMA_VERSION = migrations.length;

@@ -75,6 +75,7 @@ export class SessionStore {
   readonly #end: Statement;
   readonly #list: Statement;
   readonly #clear: Statement;
+  readonly #clearBySource: Statement;
   readonly #touch: Statement;
   readonly #purge: Statement;
   readonly #dataVersion: Statement;
@@ -94,6 +95,7 @@ export class SessionStore {
     this.#end = db.prepare(`DELETE FROM sessions WHERE key_kind = @kind AND key = @key RETURNING *`);
     this.#list = db.prepare(`SELECT * FROM sessions WHERE ${LIVE} ORDER BY key_kind, key`);
     this.#clear = db.prepare(`DELETE FROM sessions`);
+    this.#clearBySource = db.prepare(`DELETE FROM sessions WHERE source IN (SELECT value FROM json_each(?))`);
     this.#touch = db.prepare(`UPDATE sessions SET last_seen = max(last_seen, @lastSeen) WHERE id = @id`);
     this.#purge = db.prepare(`DELETE FROM sessions WHERE NOT ${LIVE}`);
     this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
@@ -132,6 +134,14 @@ export class SessionStore {
   /** End every session. Returns how many there were. */
   clear(): number {
     return this.#clear.run().changes;
+  }
+
+  /**
+   * End every session made by these ways in (the portal's Clear current sessions: 'portal', 'registration',
+   * 'agreement'; API sessions stay). Returns how many there were.
+   */
+  endBySource(sources: readonly SessionSource[]): number {
+    return this.#clearBySource.run(JSON.stringify(sources)).changes;
   }
 
   /** Record "last seen" times in one transaction (a helper batches them instead of writing per lookup). */

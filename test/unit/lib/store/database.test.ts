@@ -26,6 +26,7 @@ const CURRENT_OBJECTS = [
   { type: 'table', name: 'admin_sessions' },
   { type: 'table', name: 'admin_users' },
   { type: 'table', name: 'api_keys' },
+  { type: 'table', name: 'device_groups' },
   { type: 'table', name: 'sessions' },
   { type: 'table', name: 'settings' },
 ];

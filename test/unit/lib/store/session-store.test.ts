@@ -418,3 +418,18 @@ describe('several processes on one file', () => {
     }
   });
 });
+
+describe('endBySource (Clear current sessions)', () => {
+  it('ends the sessions of the given sources only: API sessions stay', () => {
+    const store = new SessionStore(tmp.connect(), clock);
+    store.start({ key: ip('10.0.0.1'), username: 'api-user', source: 'api' });
+    store.start({ key: ip('10.0.0.2'), username: 'alice', source: 'portal' });
+    store.start({ key: mac('aa:bb:cc:dd:ee:01'), username: 'bob', source: 'registration' });
+    store.start({ key: ip('10.0.0.3'), username: 'agreement:10.0.0.3', source: 'agreement' });
+    expect(store.endBySource(['portal', 'registration', 'agreement'])).toBe(3);
+    expect(store.list().map((s) => [s.username, s.source])).toEqual([['api-user', 'api']]);
+    expect(store.endBySource(['portal'])).toBe(0);
+    expect(store.endBySource([])).toBe(0);
+    expect(store.list()).toHaveLength(1);
+  });
+});

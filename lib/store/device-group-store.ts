@@ -1,0 +1,203 @@
+import type { Statement } from 'better-sqlite3';
+import type { Clock } from '../clock.ts';
+import { DoormanError, showValue } from '../errors.ts';
+import {
+  CidrSet,
+  parseDeviceGroup,
+  type DeviceGroup,
+  type DeviceGroupInput,
+  type PortalProblem,
+} from '../portal/settings.ts';
+import { realSchedule, retryWhileBusy, type Schedule } from './busy.ts';
+import type { Db } from './database.ts';
+
+/**
+ * Device Groups: named sets of networks, each active or not. In the Usage Agreement mode only a device in an
+ * active group gets web access after accepting the policy. Groups are kept in creation order (id); where
+ * groups overlap, the first one is the device's group.
+ */
+
+/** Bad Device Group fields: every problem, each naming its field and value. */
+export class DeviceGroupInputError extends DoormanError {
+  readonly problems: readonly PortalProblem[];
+  constructor(problems: readonly PortalProblem[]) {
+    super('INVALID_INPUT', problems.map((p) => `${p.field}: ${p.message}`).join('\n'));
+    this.name = 'DeviceGroupInputError';
+    this.problems = problems;
+  }
+}
+
+/** Changes to a group; what is left out stays as it is. */
+export interface DeviceGroupChanges {
+  name?: unknown;
+  cidrs?: unknown;
+  active?: unknown;
+}
+
+interface Row {
+  id: number;
+  name: string;
+  cidrs: string;
+  active: number;
+}
+
+const toGroup = (r: Row): DeviceGroup => ({
+  id: r.id,
+  name: r.name,
+  cidrs: JSON.parse(r.cidrs) as string[],
+  active: r.active === 1,
+});
+
+/** Names compare case-insensitively beyond ASCII too (SQLite's NOCASE folds ASCII only). */
+const fold = (name: string): string => name.toLowerCase();
+
+export class DeviceGroupStore {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #schedule: Schedule;
+  readonly #list: Statement;
+  readonly #byId: Statement;
+  readonly #insert: Statement;
+  readonly #update: Statement;
+  readonly #delete: Statement;
+  readonly #dataVersion: Statement;
+  /** The active groups and their matchers, as of `key` (see #activeGroups). */
+  #cache: { key: string; groups: { group: DeviceGroup; networks: CidrSet }[] } | undefined;
+  /** Own commits, which PRAGMA data_version does not count. */
+  #ownWrites = 0;
+
+  /** `schedule`: the timers a write waits on while another process holds the lock (tests pass their own). */
+  constructor(db: Db, options: { clock: Clock; schedule?: Schedule }) {
+    this.#db = db;
+    this.#clock = options.clock;
+    this.#schedule = options.schedule ?? realSchedule;
+    this.#list = db.prepare('SELECT id, name, cidrs, active FROM device_groups ORDER BY id');
+    this.#byId = db.prepare('SELECT id, name, cidrs, active FROM device_groups WHERE id = ?');
+    this.#insert = db.prepare(
+      `INSERT INTO device_groups (name, cidrs, active, created_at, updated_at)
+       VALUES (@name, @cidrs, @active, @now, @now) RETURNING id, name, cidrs, active`,
+    );
+    this.#update = db.prepare(
+      `UPDATE device_groups SET name = @name, cidrs = @cidrs, active = @active, updated_at = @now
+       WHERE id = @id RETURNING id, name, cidrs, active`,
+    );
+    this.#delete = db.prepare('DELETE FROM device_groups WHERE id = ? RETURNING id, name, cidrs, active');
+    this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
+  }
+
+  /** Every group, in creation order. */
+  list(): DeviceGroup[] {
+    return (this.#list.all() as Row[]).map(toGroup);
+  }
+
+  get(id: number): DeviceGroup | undefined {
+    const row = this.#byId.get(id) as Row | undefined;
+    return row === undefined ? undefined : toGroup(row);
+  }
+
+  /** The group of that name, compared case-insensitively. */
+  findByName(name: string): DeviceGroup | undefined {
+    const wanted = fold(name);
+    return this.list().find((g) => fold(g.name) === wanted);
+  }
+
+  /**
+   * Make a group (active unless `active: false`). Every bad field is listed in one DeviceGroupInputError; a
+   * name already taken (in any case) is one of them.
+   */
+  create(input: { name: unknown; cidrs: unknown; active?: unknown }): Promise<DeviceGroup> {
+    return this.#write(() => {
+      const group = this.#check({ ...input, active: input.active ?? true }, undefined);
+      const row = this.#insert.get({ ...this.#params(group), now: this.#clock.now() }) as Row;
+      return toGroup(row);
+    });
+  }
+
+  /** Change a group's name, networks or state (NOT_FOUND if there is no such id). */
+  update(id: number, changes: DeviceGroupChanges): Promise<DeviceGroup> {
+    return this.#write(() => {
+      const current = this.#existing(id);
+      const { name, cidrs, active } = current;
+      const group = this.#check({ name, cidrs, active, ...changes }, id);
+      const row = this.#update.get({ ...this.#params(group), id, now: this.#clock.now() }) as Row;
+      return toGroup(row);
+    });
+  }
+
+  setActive(id: number, active: boolean): Promise<DeviceGroup> {
+    return this.update(id, { active });
+  }
+
+  /** Delete a group; returns it as it was (NOT_FOUND if there is no such id). */
+  remove(id: number): Promise<DeviceGroup> {
+    return this.#write(() => {
+      const row = this.#delete.get(id) as Row | undefined;
+      if (row === undefined) throw notFound(id);
+      return toGroup(row);
+    });
+  }
+
+  /**
+   * The first active group (in creation order) with a network that holds `ip`; an IPv4-mapped IPv6 address
+   * is matched as the IPv4 address. Undefined for a device outside every active group, or a non-address.
+   * The groups are read again only after a write (this process's or another's): one PRAGMA per call.
+   */
+  activeGroupFor(ip: string): DeviceGroup | undefined {
+    return this.#activeGroups().find(({ networks }) => networks.has(ip))?.group;
+  }
+
+  #activeGroups(): { group: DeviceGroup; networks: CidrSet }[] {
+    const key = `${this.#dataVersion.get() as number}:${this.#ownWrites}`;
+    if (this.#cache?.key !== key) {
+      const groups = this.list()
+        .filter((g) => g.active)
+        .map((group) => ({ group, networks: new CidrSet(group.cidrs) }));
+      this.#cache = { key, groups };
+    }
+    return this.#cache.groups;
+  }
+
+  #existing(id: number): DeviceGroup {
+    const current = this.get(id);
+    if (current === undefined) throw notFound(id);
+    return current;
+  }
+
+  /** Validate, and refuse a name another group has (case-insensitively). Runs under the write lock. */
+  #check(fields: Record<string, unknown>, id: number | undefined): DeviceGroupInput {
+    const checked = parseDeviceGroup(fields);
+    const problems = checked.ok ? [] : [...checked.problems];
+    if (typeof fields.name === 'string') {
+      const taken = this.findByName(fields.name);
+      if (taken !== undefined && taken.id !== id) {
+        problems.push({
+          field: 'name',
+          message: `${showValue(fields.name)} is taken by the group ${showValue(taken.name)}`,
+        });
+      }
+    }
+    if (!checked.ok || problems.length > 0) throw new DeviceGroupInputError(problems);
+    return checked.group;
+  }
+
+  #params(group: DeviceGroupInput) {
+    return { name: group.name, cidrs: JSON.stringify(group.cidrs), active: group.active ? 1 : 0 };
+  }
+
+  /**
+   * One IMMEDIATE transaction (the lock is taken before anything is read), tried again on timers while
+   * another process holds the lock (busy.ts); StoreBusyError after BUSY_DEADLINE_MS.
+   */
+  async #write<T>(action: () => T): Promise<T> {
+    const once = this.#db.transaction(action);
+    try {
+      return await retryWhileBusy(() => once.immediate(), { clock: this.#clock, schedule: this.#schedule });
+    } finally {
+      this.#ownWrites++;
+    }
+  }
+}
+
+function notFound(id: number): DoormanError {
+  return new DoormanError('NOT_FOUND', `Device Group: there is no group with id ${id}`);
+}

@@ -1,0 +1,138 @@
+import type { Clock } from '../clock.ts';
+import { DoormanError } from '../errors.ts';
+import {
+  changedFields,
+  clearDateProblem,
+  DEFAULT_PORTAL_SETTINGS,
+  isCalendarDate,
+  localDate,
+  parsePortalSettings,
+  type PortalProblem,
+  type PortalSettings,
+} from '../portal/settings.ts';
+import { realSchedule, retryWhileBusy, type Schedule } from './busy.ts';
+import type { Db } from './database.ts';
+import { SettingsRow } from './settings-row.ts';
+import type { SessionSource } from './session-store.ts';
+
+/**
+ * The captive portal's settings: one JSON row of the `settings` table (name `portal`). Its `updated_at` is
+ * the version: it goes up by at least one on every save, whatever the clock does, so a reader (the ICAP
+ * service's ISTag, a helper's cache) notices a change with one indexed read and reloads only then.
+ */
+const ROW = 'portal';
+
+/** The sessions the portal makes, which Clear current sessions ends (SessionStore.endBySource); API ones stay. */
+export const PORTAL_SESSION_SOURCES: readonly SessionSource[] = ['portal', 'registration', 'agreement'];
+
+/** Some fields of PortalSettings, as an administrator gave them (checked on save); the rest stay as they are. */
+export interface PortalSettingsPatch {
+  mode?: unknown;
+  idleTimeoutMinutes?: unknown;
+  hardTimeoutMinutes?: unknown;
+  registrationClearDate?: unknown;
+  policyText?: unknown;
+  walledGarden?: { hosts?: unknown; cidrs?: unknown } | undefined;
+}
+
+/** `object` without its undefined fields: an absent option changes nothing. */
+const defined = <T extends object>(object: T): Partial<T> =>
+  Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+export type PortalSaveResult =
+  | {
+      ok: true;
+      settings: PortalSettings;
+      previous: PortalSettings;
+      /** The fields that differ from the previous settings, in PortalSettings order. */
+      changed: (keyof PortalSettings)[];
+      version: number;
+    }
+  | { ok: false; problems: PortalProblem[] };
+
+export class PortalSettingsStore {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #schedule: Schedule;
+  readonly #row: SettingsRow;
+
+  /** `schedule`: the timers a save waits on while another process holds the lock (tests pass their own). */
+  constructor(db: Db, options: { clock: Clock; schedule?: Schedule }) {
+    this.#db = db;
+    this.#clock = options.clock;
+    this.#schedule = options.schedule ?? realSchedule;
+    this.#row = new SettingsRow(db, ROW);
+  }
+
+  /** The settings in force: DEFAULT_PORTAL_SETTINGS (mode off) until some are saved. */
+  load(): PortalSettings {
+    const row = this.#row.read();
+    if (row === undefined) return structuredClone(DEFAULT_PORTAL_SETTINGS);
+    const checked = parsePortalSettings(JSON.parse(row.value));
+    if (!checked.ok) {
+      throw new DoormanError(
+        'CONFIG_INVALID',
+        `the stored portal settings are not valid for this Doorman: ${checked.problems
+          .map((p) => `${p.field}: ${p.message}`)
+          .join('; ')}; save them again`,
+      );
+    }
+    return checked.settings;
+  }
+
+  /** A number that goes up on every save (0: nothing saved yet). One indexed read. */
+  version(): number {
+    return this.#row.version();
+  }
+
+  /** Replace the settings with `input` (every field; the settings screen). See update(). */
+  save(input: unknown): Promise<PortalSaveResult> {
+    return this.#write(() => input);
+  }
+
+  /**
+   * Change some fields (the CLI's `portal set`; a field left out or undefined stays as it is): the rest are read under the same write lock, so a save from
+   * another process in between is not undone. Every problem is listed; on any, nothing is written. A
+   * registrationClearDate set or changed must lie after today (server local time). A save that changes
+   * nothing still counts as a save (the version goes up).
+   */
+  update(patch: PortalSettingsPatch): Promise<PortalSaveResult> {
+    return this.#write((current) => ({
+      ...current,
+      ...defined(patch),
+      walledGarden: { ...current.walledGarden, ...defined(patch.walledGarden ?? {}) },
+    }));
+  }
+
+  /**
+   * While another process holds the DB's write lock this is tried again on timers (busy.ts), never in a
+   * blocking wait; after BUSY_DEADLINE_MS it fails with StoreBusyError. IMMEDIATE: the lock is taken before
+   * the settings in force are read.
+   */
+  #write(next: (current: PortalSettings) => unknown): Promise<PortalSaveResult> {
+    const once = this.#db.transaction((): PortalSaveResult => {
+      const previous = this.load();
+      const input = next(previous);
+      const checked = parsePortalSettings(input);
+      const problems = checked.ok ? [] : [...checked.problems];
+      // Checked even when other fields are wrong, so every problem is listed at once.
+      const date = (input as { registrationClearDate?: unknown } | null)?.registrationClearDate;
+      if (typeof date === 'string' && isCalendarDate(date)) {
+        const today = localDate(this.#clock.now());
+        const late = clearDateProblem(date, previous.registrationClearDate, today);
+        if (late !== undefined) problems.push(late);
+      }
+      if (!checked.ok || problems.length > 0) return { ok: false, problems };
+      const { settings } = checked;
+      const version = this.#row.write(JSON.stringify(settings), this.#clock.now());
+      return {
+        ok: true,
+        settings,
+        previous,
+        changed: changedFields(previous, settings),
+        version,
+      };
+    });
+    return retryWhileBusy(() => once.immediate(), { clock: this.#clock, schedule: this.#schedule });
+  }
+}
