@@ -31,6 +31,18 @@ export interface IncludeOptions {
    * administrator who writes every access rule in their own order.
    */
   access?: boolean;
+  /**
+   * The captive portal: an intercept port, and the ICAP service (icap-server/) that sends its unidentified
+   * clients to the splash page. Without it, no intercept or ICAP line is written.
+   */
+  portal?: PortalOptions;
+}
+
+export interface PortalOptions {
+  /** The `http_port … intercept` that the REDIRECT rules send port 80 to. */
+  interceptPort: number;
+  /** Where Doorman's ICAP service listens. */
+  icap: { host: string; port: number };
 }
 
 /** Names this file defines; an admin's squid.conf refers to them. */
@@ -46,6 +58,9 @@ export const names = {
   safePorts: 'doorman_safe_ports',
   proxyHost: 'doorman_proxy_host',
   toProxy: 'doorman_to_proxy',
+  interceptPort: 'doorman_intercept',
+  intercepted: 'doorman_intercepted',
+  icapService: 'doorman_portal',
   logFormat: 'doorman',
 } as const;
 
@@ -116,6 +131,7 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     '# dstdomain acl would need).',
     `acl ${names.site} url_regex -i ${siteRegex(base)}`,
     ...(options.directory ? directoryDefinitions(config, program) : []),
+    ...(options.portal === undefined ? [] : portalDefinitions(options.portal)),
     '',
     "# Squid's standard protections, under names of Doorman's own (Debian's squid.conf has the same): tunnels",
     '# only to TLS ports, requests only to safe ports, and no tunnel to this host itself (its own services, and',
@@ -143,7 +159,9 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     ...(options.accessLog === undefined
       ? []
       : [`access_log stdio:${token(options.accessLog, 'access log path')} ${names.logFormat}`]),
-    ...((options.access ?? true) ? accessRules(config, options.directory ?? false) : []),
+    ...((options.access ?? true)
+      ? accessRules(config, options.directory ?? false, options.portal !== undefined)
+      : []),
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -175,7 +193,7 @@ function localAddresses(config: Config, own: readonly string[]): string[] {
  * however identified, and an identified client outside the groups is refused, not asked for a password),
  * then Basic logins under the same rule.
  */
-function accessRules(config: Config, directory: boolean): string[] {
+function accessRules(config: Config, directory: boolean, portal: boolean): string[] {
   const grouped = config.squid.groups.allow.length > 0;
   const inGroup = grouped ? ` ${names.allowedGroup}` : '';
   return [
@@ -190,7 +208,44 @@ function accessRules(config: Config, directory: boolean): string[] {
     `http_access allow ${names.site}`,
     `http_access allow ${names.identified}${inGroup}`,
     ...(grouped ? [`http_access deny ${names.identified}`] : []),
+    // Unidentified intercepted clients must be allowed here to reach ICAP at all (a request http_access
+    // denies is never adapted); ICAP then answers them with the splash page. Before the Basic line: Squid
+    // cannot ask an intercepted client for a proxy password, and says so in cache.log on every request.
+    ...(portal ? [`http_access allow ${names.intercepted}`] : []),
     ...(directory ? [`http_access allow ${names.authenticated}${inGroup}`] : []),
+  ];
+}
+
+/**
+ * The captive portal's definitions: the intercept port, an acl for what arrived there, and the ICAP service
+ * for intercepted clients without a session. bypass=0: with the service down, such a client gets Squid's
+ * error page, never the web. Identified clients never reach ICAP (adaptation_access), so their requests cost
+ * no ICAP round trip; the service checks again anyway (Squid may have an answer cached for ttl seconds).
+ */
+function portalDefinitions(portal: PortalOptions): string[] {
+  const port = (value: number, what: string) => {
+    if (!Number.isInteger(value) || value < 1 || value > 65535)
+      throw new Error(`${what} ${value}: expected a port number from 1 to 65535`);
+    return value;
+  };
+  const host = portal.icap.host;
+  if (isIP(host) === 0 && !/^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$/.test(host))
+    throw new Error(`ICAP host ${JSON.stringify(host)}: expected an IP address or a host name`);
+  const authority = `${isIP(host) === 6 ? `[${host}]` : host}:${port(portal.icap.port, 'ICAP port')}`;
+  return [
+    '',
+    '# Captive portal: clients sent here by the REDIRECT rules (port 80 of the LAN) are intercepted; those',
+    "# without a session go to Doorman's ICAP service, which sends them to the splash page (302, or 511 for",
+    '# what is not a page load) or lets them through (Doorman itself, the directory, the walled garden).',
+    `http_port ${port(portal.interceptPort, 'intercept port')} intercept name=${names.interceptPort}`,
+    `acl ${names.intercepted} myportname ${names.interceptPort}`,
+    'icap_enable on',
+    'icap_send_client_ip on',
+    'icap_send_client_username on',
+    'icap_client_username_header X-Client-Username',
+    `icap_service ${names.icapService} reqmod_precache bypass=0 icap://${authority}/reqmod`,
+    `adaptation_access ${names.icapService} allow ${names.intercepted} !${names.identified}`,
+    `adaptation_access ${names.icapService} deny all`,
   ];
 }
 

@@ -72,6 +72,28 @@ describe('doorman squid-conf output passes squid -k parse', () => {
     );
   });
 
+  it('with the captive portal: intercept port and ICAP service (parses without NAT present)', async () => {
+    const config = parseConfig({ stateDir, squid: { groups: { allow: ['Staff'] } } }, 'test');
+    const include = join(dir, 'with-portal.conf');
+    writeFileSync(
+      include,
+      generateInclude(config, runtime({ config, path: undefined }), {
+        directory: true,
+        portal: { interceptPort: 3998, icap: { host: '::1', port: 1344 } },
+      }),
+    );
+    const output = await squidParse(include);
+    expect(output).not.toMatch(/ERROR|WARNING|FATAL|Bungled/i);
+    expect(output).toMatch(/Processing: http_port 3998 intercept name=doorman_intercept/);
+    expect(output).toMatch(
+      /Processing: icap_service doorman_portal reqmod_precache bypass=0 icap:\/\/\[::1\]:1344\/reqmod/,
+    );
+    expect(output).toMatch(
+      /Processing: adaptation_access doorman_portal allow doorman_intercepted !doorman_identified/,
+    );
+    expect(output).toMatch(/Processing: http_access allow doorman_intercepted/);
+  });
+
   it('fails with exit code 1 and the field name on a bad config', async () => {
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ squid: { ttl: -1 } }));

@@ -193,6 +193,83 @@ describe('generateInclude without access rules (--acls-only)', () => {
   });
 });
 
+describe('generateInclude with the captive portal', () => {
+  const portal = { interceptPort: 3129, icap: { host: '127.0.0.1', port: 1344 } };
+  const portalLines = [
+    'http_port 3129 intercept name=doorman_intercept',
+    'acl doorman_intercepted myportname doorman_intercept',
+    'icap_enable on',
+    'icap_send_client_ip on',
+    'icap_send_client_username on',
+    'icap_client_username_header X-Client-Username',
+    'icap_service doorman_portal reqmod_precache bypass=0 icap://127.0.0.1:1344/reqmod',
+    'adaptation_access doorman_portal allow doorman_intercepted !doorman_identified',
+    'adaptation_access doorman_portal deny all',
+  ];
+
+  it('adds the intercept port and the ICAP service for unidentified intercepted clients, in this order', () => {
+    const lines = directives(generateInclude(parseConfig({}, 't'), runtime, { portal }));
+    const at = lines.indexOf(portalLines[0] ?? '');
+    expect(lines.slice(at, at + portalLines.length)).toEqual(portalLines);
+    // the acl it excludes is defined before it (Squid refuses an acl used before its definition)
+    expect(lines.indexOf('acl doorman_identified external doorman_session')).toBeLessThan(at);
+  });
+
+  it('lets unidentified intercepted clients through http_access (to reach ICAP) after the protections and identified rules', () => {
+    const rules = (options: Parameters<typeof generateInclude>[2], config = parseConfig({}, 't')) =>
+      directives(generateInclude(config, runtime, options)).filter((l) => l.startsWith('http_access'));
+    expect(rules({ portal })).toEqual([
+      'http_access deny !doorman_safe_ports',
+      'http_access deny doorman_connect !doorman_tls_ports',
+      'http_access deny doorman_connect doorman_proxy_host',
+      'http_access deny doorman_connect doorman_site',
+      'http_access allow doorman_site',
+      'http_access allow doorman_identified',
+      'http_access allow doorman_intercepted',
+    ]);
+    // with groups: an identified client outside them is still refused; no proxy password asked of an
+    // intercepted client (Squid cannot)
+    const grouped = parseConfig({ squid: { groups: { allow: ['Staff'] } } }, 't');
+    expect(rules({ portal, directory: true }, grouped).slice(5)).toEqual([
+      'http_access allow doorman_identified doorman_allowed_group',
+      'http_access deny doorman_identified',
+      'http_access allow doorman_intercepted',
+      'http_access allow doorman_authenticated doorman_allowed_group',
+    ]);
+    expect(rules({ portal, access: false })).toEqual([]);
+  });
+
+  it('leaves the default include unchanged: no intercept, ICAP or adaptation line without the option', () => {
+    const config = parseConfig({}, 't');
+    const plain = generateInclude(config, runtime);
+    expect(
+      directives(plain).filter((l) => /^(?:http_port|icap_|adaptation_)|doorman_intercept/.test(l)),
+    ).toEqual([]);
+    const withPortal = directives(generateInclude(config, runtime, { portal }));
+    expect(
+      withPortal.filter((l) => !portalLines.includes(l) && l !== 'http_access allow doorman_intercepted'),
+    ).toEqual(directives(plain));
+  });
+
+  it('brackets an IPv6 ICAP address and refuses ports and hosts squid.conf cannot take', () => {
+    const text = generateInclude(parseConfig({}, 't'), runtime, {
+      portal: { interceptPort: 8080, icap: { host: '::1', port: 11344 } },
+    });
+    expect(text).toContain('icap_service doorman_portal reqmod_precache bypass=0 icap://[::1]:11344/reqmod');
+    expect(text).toContain('http_port 8080 intercept name=doorman_intercept');
+    const bad = (p: typeof portal) => () => generateInclude(parseConfig({}, 't'), runtime, { portal: p });
+    expect(bad({ ...portal, interceptPort: 0 })).toThrow(
+      'intercept port 0: expected a port number from 1 to 65535',
+    );
+    expect(bad({ ...portal, icap: { host: '127.0.0.1', port: 65536 } })).toThrow(
+      'ICAP port 65536: expected a port number from 1 to 65535',
+    );
+    expect(bad({ ...portal, icap: { host: 'icap host', port: 1344 } })).toThrow(
+      'ICAP host "icap host": expected an IP address or a host name',
+    );
+  });
+});
+
 describe('generateStandalone', () => {
   it('includes the Doorman file and denies everything else after it', () => {
     const lines = directives(

@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import { decidePortal, type PortalDecisionSettings } from './decision.ts';
+import type { ReqmodRequest } from './parser.ts';
+import type { Decision } from './server.ts';
+
+/**
+ * The captive portal's decision in the shape createIcapServer takes (`decide`, `istag`): reads the two ICAP
+ * headers and the encapsulated request, asks decision.ts. Everything that touches state (the settings in
+ * force, their version, the session lookup) is a function passed in, so this stays pure and the same code is
+ * tested in-process and through Squid.
+ */
+export interface PortalServiceOptions {
+  /** The portal settings in force now (read for every request: a change applies at once). */
+  settings: () => PortalDecisionSettings;
+  /**
+   * A number that changes whenever the settings do (a counter or the settings row's version). It makes the
+   * ISTag, so Squid re-reads OPTIONS after a change.
+   */
+  settingsVersion: () => number;
+  /** Doorman's base URL (config baseUrl, ending in "/"). */
+  baseUrl: string;
+  /** The directory's host names or addresses. */
+  directoryHosts: readonly string[];
+  /** A live session for this normalised address (or its MAC in registration mode). */
+  isIdentified: (ip: string) => boolean;
+}
+
+/** Spread into createIcapServer's options. Synchronous: the session lookup is an in-memory or SQLite read. */
+export interface PortalService {
+  decide: (request: ReqmodRequest) => Decision;
+  istag: () => string;
+}
+
+export function portalService(options: PortalServiceOptions): PortalService {
+  // What the configuration fixes (the base URL, the directory) changes only with a restart, and may change
+  // then while the settings version does not: it goes into the tag too, hashed to keep it short.
+  const fixed = createHash('sha256')
+    .update(JSON.stringify([options.baseUrl, options.directoryHosts]))
+    .digest('base64url')
+    .slice(0, 8);
+  return {
+    decide: (request: ReqmodRequest): Decision =>
+      decidePortal({
+        settings: options.settings(),
+        request: {
+          clientIp: request.headers.get('x-client-ip'),
+          clientUsername: request.headers.get('x-client-username'),
+          method: request.http.method,
+          target: request.http.target,
+          host: request.http.headers.get('host'),
+          accept: request.http.headers.get('accept'),
+        },
+        baseUrl: options.baseUrl,
+        directoryHosts: options.directoryHosts,
+        isIdentified: options.isIdentified,
+      }),
+    istag: () => portalIstag(fixed, options.settingsVersion()),
+  };
+}
+
+/** "dm-<8 characters>-<version>": at most 28 characters (an ISTag may have 32). */
+export function portalIstag(fixed: string, version: number): string {
+  if (!Number.isSafeInteger(version) || version < 0)
+    throw new TypeError(`settings version ${version}: expected a whole number from 0`);
+  return `dm-${fixed}-${version}`;
+}
