@@ -7,6 +7,7 @@ import { ApiKeyStore } from '../lib/store/api-key-store.ts';
 import { DirectorySettingsStore, directoryPasswordPath } from '../lib/store/directory-settings-store.ts';
 import { openDatabase, type Db, type OpenOptions } from '../lib/store/database.ts';
 import { GroupCommit } from '../lib/store/group-commit.ts';
+import { PortalSettingsStore } from '../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
 import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../lib/security/proxy-key.ts';
 import { becomeServiceUser } from '../lib/system/service-user.ts';
@@ -80,6 +81,8 @@ export interface Stores {
   apiKeys: ApiKeyStore;
   admins: AdminStore;
   directory: DirectorySettingsStore;
+  /** The captive portal's settings (the ICAP service reads them). */
+  portal: PortalSettingsStore;
   /** The proxy key in stateDir, made on first use (lib/security/proxy-key.ts). */
   proxyKey: ProxyKeyCheck;
   close(): void;
@@ -111,6 +114,7 @@ export function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Sto
       passwordFile: directoryPasswordPath(loaded.config),
       clock: systemClock,
     }),
+    portal: new PortalSettingsStore(db, { clock: systemClock }),
     proxyKey,
     close: () => db.close(),
   };

@@ -25,7 +25,8 @@ const help = `Usage: doorman squid-conf [--access-log FILE]
 Print the include file that adds Doorman to an existing squid.conf: the session helper (absolute paths to
 this Doorman's own Node and helper), the acl doorman_identified, Squid's standard protections, access to
 Doorman itself, the client address (with the proxy key that "doorman serve" makes on its first start) for
-Doorman's site only, and the log format "doorman". Put it in /etc/squid/conf.d/doorman.conf (Debian
+Doorman's site only, and the log format "doorman"; with squid.intercept.httpPort set, also the captive
+portal's intercept port and ICAP service (icap.host, icap.port). Put it in /etc/squid/conf.d/doorman.conf (Debian
 includes that directory before its local rules), then "squid -k parse" and "squid -k reconfigure". It holds
 the proxy key: keep it mode 0600, root's (Squid reads its configuration as root):
   (umask 077; doorman squid-conf > /etc/squid/conf.d/doorman.conf)
@@ -78,10 +79,14 @@ export const squidConfCommand: Command = {
     const loaded = configFrom(values.config);
     const rt = runtime(loaded);
     const accessLog = values['access-log'];
+    // The captive portal, once an intercept port is configured: Squid asks the ICAP service "doorman serve" runs.
+    const interceptPort = loaded.config.squid.intercept.httpPort;
+    const { host, port } = loaded.config.icap;
     const include = generateInclude(loaded.config, rt, {
       ...(accessLog === undefined ? {} : { accessLog }),
       directory: directoryApplied(loaded.config),
       access: !values['acls-only'],
+      ...(interceptPort === null ? {} : { portal: { interceptPort, icap: { host, port } } }),
     });
     if (values.standalone === undefined) {
       if (values.port !== undefined) throw new UsageError('--port needs --standalone');

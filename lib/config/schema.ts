@@ -150,6 +150,27 @@ export const configSchema = z
           })
           .strict()
           .prefault({}),
+        /**
+         * The captive portal's intercept port (the `http_port … intercept` the REDIRECT rules send port 80
+         * to). null: `doorman squid-conf` writes no intercept, ICAP or adaptation line.
+         */
+        intercept: z
+          .object({ httpPort: port.nullable().default(null) })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * The captive portal's ICAP service, run by `doorman serve`; Squid reaches it at icap://host:port/reqmod.
+     * Loopback by default: Squid normally runs on the same machine.
+     */
+    icap: z
+      .object({
+        host: ipAddress.default('127.0.0.1'),
+        port: port.default(1344),
+        /** Connections open at once (advertised to Squid as Max-Connections); one more gets 503. */
+        maxConnections: z.number().int().min(1).max(10_000).default(100),
       })
       .strict()
       .prefault({}),

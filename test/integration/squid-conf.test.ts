@@ -94,6 +94,39 @@ describe('doorman squid-conf output passes squid -k parse', () => {
     expect(output).toMatch(/Processing: http_access allow doorman_intercepted/);
   });
 
+  it('doorman squid-conf with squid.intercept.httpPort set: the portal lines with the icap host and port', async () => {
+    const file = join(dir, 'intercept.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        stateDir,
+        squid: { intercept: { httpPort: 3997 } },
+        icap: { host: '::1', port: 11344 },
+      }),
+      { mode: 0o644 },
+    );
+    const include = join(dir, 'intercept.conf');
+    writeFileSync(include, (await doorman('squid-conf', '--config', file)).stdout);
+    const output = await squidParse(include);
+    expect(output).not.toMatch(/ERROR|WARNING|FATAL|Bungled/i);
+    expect(output).toMatch(/Processing: http_port 3997 intercept name=doorman_intercept/);
+    expect(output).toMatch(/Processing: host_verify_strict on/);
+    expect(output).toMatch(
+      /Processing: icap_service doorman_portal reqmod_precache bypass=0 icap:\/\/\[::1\]:11344\/reqmod/,
+    );
+    expect(output).toMatch(/Processing: http_access allow doorman_intercepted/);
+  });
+
+  it('doorman squid-conf without squid.intercept.httpPort: no portal line', async () => {
+    const file = join(dir, 'no-intercept.json');
+    writeFileSync(file, JSON.stringify({ stateDir, icap: { port: 11344 } }), { mode: 0o644 });
+    const { stdout } = await doorman('squid-conf', '--config', file);
+    const directives = stdout.split('\n').filter((line) => !line.startsWith('#'));
+    expect(directives.filter((line) => /intercept|icap|adaptation_|host_verify_strict/.test(line))).toEqual(
+      [],
+    );
+  });
+
   it('fails with exit code 1 and the field name on a bad config', async () => {
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ squid: { ttl: -1 } }));

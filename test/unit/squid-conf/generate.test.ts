@@ -197,6 +197,7 @@ describe('generateInclude with the captive portal', () => {
   const portal = { interceptPort: 3129, icap: { host: '127.0.0.1', port: 1344 } };
   const portalLines = [
     'http_port 3129 intercept name=doorman_intercept',
+    'host_verify_strict on',
     'acl doorman_intercepted myportname doorman_intercept',
     'icap_enable on',
     'icap_send_client_ip on',
@@ -239,11 +240,13 @@ describe('generateInclude with the captive portal', () => {
     expect(rules({ portal, access: false })).toEqual([]);
   });
 
-  it('leaves the default include unchanged: no intercept, ICAP or adaptation line without the option', () => {
+  it('leaves the default include unchanged: no intercept, ICAP, adaptation or host_verify_strict line without the option', () => {
     const config = parseConfig({}, 't');
     const plain = generateInclude(config, runtime);
     expect(
-      directives(plain).filter((l) => /^(?:http_port|icap_|adaptation_)|doorman_intercept/.test(l)),
+      directives(plain).filter((l) =>
+        /^(?:http_port|icap_|adaptation_|host_verify_strict)|doorman_intercept/.test(l),
+      ),
     ).toEqual([]);
     const withPortal = directives(generateInclude(config, runtime, { portal }));
     expect(

@@ -29,7 +29,9 @@ const DEFAULTS: Config = {
     childrenMax: 2,
     basicAuth: { realm: 'Doorman', credentialsTtl: 300, children: 5, concurrency: 50 },
     groups: { ttl: 60, negativeTtl: 60, childrenMax: 2, concurrency: 50, allow: [] },
+    intercept: { httpPort: null },
   },
+  icap: { host: '127.0.0.1', port: 1344, maxConnections: 100 },
   lastSeenFlushSeconds: 30,
 };
 
@@ -219,6 +221,13 @@ describe('validation', () => {
     [{ squid: { childrenMax: 65 } }, 'squid.childrenMax: Too big: expected number to be <=64'],
     [{ listen: [{ host: '::1', port: 65_536 }] }, 'listen.0.port: Too big: expected number to be <=65535'],
     [{ lastSeenFlushSeconds: 0 }, 'lastSeenFlushSeconds: Too small: expected number to be >=1'],
+    [
+      { squid: { intercept: { httpPort: 0 } } },
+      'squid.intercept.httpPort: Too small: expected number to be >=1',
+    ],
+    [{ icap: { port: 65_536 } }, 'icap.port: Too big: expected number to be <=65535'],
+    [{ icap: { host: 'localhost' } }, 'icap.host: "localhost" is not an IPv4 or IPv6 address'],
+    [{ icap: { maxConnections: 0 } }, 'icap.maxConnections: Too small: expected number to be >=1'],
     [{ dbFile: '' }, 'dbFile: must be a plain file name in stateDir, e.g. doorman.db'],
   ])('bounds: %j', (document, line) => {
     expect(thrown(() => parseConfig(document, 'test'))).toMatchObject({
