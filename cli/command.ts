@@ -9,7 +9,6 @@ import { openDatabase, type Db, type OpenOptions } from '../lib/store/database.t
 import { GroupCommit } from '../lib/store/group-commit.ts';
 import { PortalSettingsStore } from '../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
-import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../lib/security/proxy-key.ts';
 import { becomeServiceUser } from '../lib/system/service-user.ts';
 
 /** Exit codes: 0 done, 1 it failed (see stderr), 2 the command line was wrong. */
@@ -83,8 +82,6 @@ export interface Stores {
   directory: DirectorySettingsStore;
   /** The captive portal's settings (the ICAP service reads them). */
   portal: PortalSettingsStore;
-  /** The proxy key in stateDir, made on first use (lib/security/proxy-key.ts). */
-  proxyKey: ProxyKeyCheck;
   close(): void;
 }
 
@@ -97,14 +94,6 @@ export function openDb(loaded: LoadedConfig, options: OpenOptions = {}): Db {
 /** Open the session DB as the service user (see becomeServiceUser): never leave root-owned DB files. */
 export function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Stores {
   const db = openDb(loaded, options);
-  let proxyKey: ProxyKeyCheck;
-  try {
-    proxyKey = new ProxyKeyCheck(ensureProxyKey(proxyKeyPath(loaded.config)));
-  } catch (error) {
-    // serve tries again on a later request: a handle left open here would be one more each time
-    db.close();
-    throw error;
-  }
   return {
     sessions: new SessionStore(db, systemClock),
     commits: new GroupCommit(db),
@@ -115,7 +104,6 @@ export function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Sto
       clock: systemClock,
     }),
     portal: new PortalSettingsStore(db, { clock: systemClock }),
-    proxyKey,
     close: () => db.close(),
   };
 }

@@ -115,7 +115,7 @@ function flushSeen(): void {
  * backoff, never in a blocking wait, and answered BH only past BUSY_DEADLINE_MS. Other errors drop the DB
  * handle, to be opened again (Reopening).
  */
-function answer(request: HelperRequest, since: number, attempt = 0): HelperReply | Promise<HelperReply> {
+function answer(request: HelperRequest, since?: number, attempt = 0): HelperReply | Promise<HelperReply> {
   const l = lookup.get();
   if (l === undefined) return bh(UNAVAILABLE);
   try {
@@ -125,12 +125,14 @@ function answer(request: HelperRequest, since: number, attempt = 0): HelperReply
       lookup.fail(error);
       return bh(UNAVAILABLE);
     }
-    if (Date.now() - since >= BUSY_DEADLINE_MS) {
+    // The clock is read only once a lookup meets the lock, never on the per-line path.
+    const started = since ?? Date.now();
+    if (Date.now() - started >= BUSY_DEADLINE_MS) {
       log(`session DB busy for ${BUSY_DEADLINE_MS} ms (locked by another process): answered BH`);
       return bh('session DB busy, see cache.log');
     }
     return new Promise((resolve) => {
-      setTimeout(() => resolve(answer(request, since, attempt + 1)), backoffMs(attempt));
+      setTimeout(() => resolve(answer(request, started, attempt + 1)), backoffMs(attempt));
     });
   }
 }
@@ -142,7 +144,7 @@ await runHelper({
   log,
   // Busy: keep the cached answers; a change committed meanwhile is seen at a later batch.
   beforeBatch: () => lookup.use((l) => void unlessBusy(() => l.sessions.refresh())),
-  handle: (request) => answer(request, Date.now()),
+  handle: (request) => answer(request),
   afterBatch: flushSeen,
 });
 if (retry !== undefined) clearTimeout(retry);

@@ -1,6 +1,7 @@
 import { normaliseIp } from '../lib/net/address.ts';
 import { CidrSet, walledHostMatches, type PortalSettings } from '../lib/portal/settings.ts';
 import type { Decision } from './server.ts';
+import { escapeHtml } from '../portal/admin/html.ts';
 
 /**
  * The captive portal's answer to one request Squid sends to ICAP (issue 7, "the decision per request"). Pure:
@@ -324,15 +325,6 @@ export function percentEncode(text: string): string {
 const UNRESERVED = new Set(
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".split(''),
 );
-
-function escapeHtml(text: string): string {
-  return text
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;')
-    .replaceAll("'", '&#39;');
-}
 
 /** RFC 6585 §6's example, in short: say why, link to the portal (a browser showing it can follow). */
 function networkAuthenticationPage(portal: string): string {

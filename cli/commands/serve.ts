@@ -8,6 +8,7 @@ import { DEFAULT_BUSY_TIMEOUT_MS } from '../../lib/store/database.ts';
 import { testSettings } from '../../lib/directory/directory.ts';
 import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
+import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/proxy-key.ts';
 import { startServer } from '../../portal/server.ts';
 import { OpenOnDemand, unavailableApp } from '../../portal/unavailable.ts';
 import { dropPrivileges } from '../../lib/system/service-user.ts';
@@ -92,18 +93,27 @@ export const serveCommand: Command = {
     // is served, may wait for a migration; a later one (made while a request waits) fails at once and is tried
     // again on a later request.
     let attempts = 0;
-    const open = () =>
-      openStores(loaded, {
+    const open = (): { stores: Stores; proxyKey: ProxyKeyCheck } => {
+      const stores = openStores(loaded, {
         busyTimeoutMs: 0,
         openBusyTimeoutMs: attempts++ === 0 ? DEFAULT_BUSY_TIMEOUT_MS : 0,
       });
-    const portalApp = (stores: Stores): RequestListener =>
+      try {
+        // The proxy key in stateDir, made on the first start (lib/security/proxy-key.ts).
+        return { stores, proxyKey: new ProxyKeyCheck(ensureProxyKey(proxyKeyPath(loaded.config))) };
+      } catch (error) {
+        // Tried again on a later request: a handle left open here would be one more each time.
+        stores.close();
+        throw error;
+      }
+    };
+    const portalApp = (stores: Stores, proxyKey: ProxyKeyCheck): RequestListener =>
       createApp({
         config: loaded.config,
         sessions: stores.sessions,
         commits: stores.commits,
         apiKeys: stores.apiKeys,
-        proxyKey: stores.proxyKey,
+        proxyKey,
         clock: systemClock,
         log,
         admin: {
@@ -116,8 +126,9 @@ export const serveCommand: Command = {
     let opened: Stores | undefined;
     const portal = new OpenOnDemand(
       () => {
-        opened = open();
-        return { stores: opened, app: portalApp(opened) };
+        const { stores: now, proxyKey } = open();
+        opened = now;
+        return { stores: now, app: portalApp(now, proxyKey) };
       },
       { clock: systemClock, log },
     );

@@ -37,7 +37,7 @@ export function addressGroup(input: string): string {
 }
 
 /** Eight 16-bit groups of an address node:net has already accepted as IPv6. */
-function expandIPv6(input: string): number[] | undefined {
+export function expandIPv6(input: string): number[] | undefined {
   let text = input.toLowerCase();
   // A dotted IPv4 tail (::ffff:10.0.0.5) becomes two hex groups, so only one grammar remains.
   const dotted = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { type FieldProblem, problemsOf } from '../validation/problems.ts';
 import { isHostName } from '../directory/settings.ts';
 import { showValue } from '../errors.ts';
-import { normaliseIp } from '../net/address.ts';
+import { expandIPv6, normaliseIp } from '../net/address.ts';
 
 /**
  * The captive portal's settings (one row, see lib/store/portal-settings-store.ts) and Device Groups (see
@@ -88,14 +88,9 @@ function addressBits(input: string): { family: 4 | 6; value: bigint } | undefine
     const value = ip.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
     return { family: 4, value };
   }
-  // normaliseIp gives RFC 5952 form: hex groups only (no dotted tail), at most one "::".
-  const [head = '', tail] = ip.split('::');
-  const groups = (s: string) => (s === '' ? [] : s.split(':'));
-  const left = groups(head);
-  const right = tail === undefined ? [] : groups(tail);
-  const all = [...left, ...new Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  const value = all.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
-  return { family: 6, value };
+  const groups = expandIPv6(ip);
+  if (groups === undefined) return undefined;
+  return { family: 6, value: groups.reduce((acc, g) => (acc << 16n) | BigInt(g), 0n) };
 }
 
 /**

@@ -152,6 +152,11 @@ export class AdminStore {
     return true;
   }
 
+  /** Whether an admin of this name exists: one indexed read. */
+  has(name: string): boolean {
+    return this.#userByName.get(name) !== undefined;
+  }
+
   list(): AdminUserInfo[] {
     return (this.#listUsers.all() as UserRow[]).map(toUser);
   }

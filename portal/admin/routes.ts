@@ -75,7 +75,7 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
   const limits = new SignInLimits(clock, {
     ...(deps.signInLimits === undefined ? {} : { address: deps.signInLimits }),
     ...(deps.accountLimits === undefined ? {} : { account: deps.accountLimits }),
-    isAccount: (name) => store.list().some((admin) => admin.name === name),
+    isAccount: (name) => store.has(name),
   });
   const session = loadAdminSession(store, cookies);
   const signedIn = requireAdmin(paths.signIn);

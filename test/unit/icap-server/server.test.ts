@@ -21,7 +21,10 @@ import { chunks, httpHead, options, reqmod } from './fixtures.ts';
 /** Timers that fire only when told, picked by their duration (each timeout below has its own). */
 class ManualTimers implements Timers {
   readonly pending = new Set<{ task: () => void; ms: number }>();
+  /** How many timers were ever set, per duration. */
+  readonly armed = new Map<number, number>();
   set = (task: () => void, ms: number) => {
+    this.armed.set(ms, (this.armed.get(ms) ?? 0) + 1);
     const handle = { task, ms };
     this.pending.add(handle);
     return handle;
@@ -271,9 +274,12 @@ describe('the ICAP server over a real socket', () => {
     other.socket.write(options() + reqmod({ url: 'http://a/login-please' }));
     await other.until(answers(2));
     expect(stalled.received()).toBe('');
-    // Bytes trickling in do not move the deadline.
+    // Bytes trickling in do not move the deadline: no new header timer is set for them.
+    const headerTimersSet = timers.armed.get(HEADER);
     stalled.socket.write(message.slice(40, 41));
-    await new Promise((resolve) => setImmediate(resolve));
+    // Loopback delivers the byte to the server within this (the wait bounds nothing that is asserted).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(timers.armed.get(HEADER)).toBe(headerTimersSet);
     expect(timers.fire(HEADER)).toBe(1);
     await stalled.closed;
     expect(stalled.received()).toBe(errorResponse(stamp(), 408, true).toString('latin1'));

@@ -207,6 +207,15 @@ describe('admin sessions', () => {
   });
 });
 
+describe('has', () => {
+  it('tells an existing admin name from any other, exactly', async () => {
+    await store.setPassword('root', 'pw');
+    expect(store.has('root')).toBe(true);
+    expect(store.has('Root')).toBe(false);
+    expect(store.has('nobody')).toBe(false);
+  });
+});
+
 describe('sign-in while another connection holds the write lock', () => {
   /** A store on a handle that never waits in SQLite (as the web app's), with timers the test fires. */
   async function locked() {
