@@ -2,11 +2,13 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { systemClock } from '../lib/clock.ts';
 import { showValue } from '../lib/errors.ts';
 import { dbPath, loadConfig, type LoadedConfig } from '../lib/config/load.ts';
+import { leastIdleSeconds } from '../lib/config/schema.ts';
 import { AdminStore } from '../lib/store/admin-store.ts';
 import { ApiKeyStore } from '../lib/store/api-key-store.ts';
 import { DirectorySettingsStore, directoryPasswordPath } from '../lib/store/directory-settings-store.ts';
 import { openDatabase, type Db, type OpenOptions } from '../lib/store/database.ts';
 import { GroupCommit } from '../lib/store/group-commit.ts';
+import { DeviceGroupStore } from '../lib/store/device-group-store.ts';
 import { PortalSettingsStore } from '../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
 import { becomeServiceUser } from '../lib/system/service-user.ts';
@@ -82,6 +84,8 @@ export interface Stores {
   directory: DirectorySettingsStore;
   /** The captive portal's settings (the ICAP service reads them). */
   portal: PortalSettingsStore;
+  /** Device Groups (the admin screen's list; the agreement mode's check). */
+  deviceGroups: DeviceGroupStore;
   close(): void;
 }
 
@@ -103,7 +107,11 @@ export function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Sto
       passwordFile: directoryPasswordPath(loaded.config),
       clock: systemClock,
     }),
-    portal: new PortalSettingsStore(db, { clock: systemClock }),
+    portal: new PortalSettingsStore(db, {
+      clock: systemClock,
+      leastIdleSeconds: leastIdleSeconds(loaded.config),
+    }),
+    deviceGroups: new DeviceGroupStore(db, { clock: systemClock }),
     close: () => db.close(),
   };
 }

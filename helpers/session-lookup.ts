@@ -1,6 +1,7 @@
 import type { Clock } from '../lib/clock.ts';
 import { bh, err, ok, type HelperReply, type HelperRequest } from '../lib/helper-protocol/message.ts';
-import { normaliseIp, normaliseMac } from '../lib/net/address.ts';
+import { normaliseIp } from '../lib/net/address.ts';
+import { classifyMac } from '../lib/net/mac-class.ts';
 import type { SessionKey, SessionStore } from '../lib/store/session-store.ts';
 
 interface Cached {
@@ -18,8 +19,13 @@ const MAX_CACHED = 200_000;
 /**
  * The session lookup behind the external ACL: `%SRC %>eui` in, `OK user=NAME` or `ERR` out.
  *
- * Fields: the client IP, then optionally its MAC (`-` when Squid has none); Squid 5 also appends the acl's
- * arguments (a lone `-` when there are none), which are ignored.
+ * Fields: the client IP, then optionally its MAC; Squid 5 also appends the acl's arguments (a lone `-` when
+ * there are none), which are ignored. What Squid 5.7 gives for `%>eui` (measured in the lab, see issue 7): an
+ * on-link IPv4 client's real MAC (`3a:48:7a:63:96:26`); `00:00:00:00:00:00` for a routed client (no MAC,
+ * not `-`); for IPv6 an EUI-64 taken from the address itself, `00-00-00-00-00-00-00-00` or the interface
+ * id (`ac-bf-73-ff-fe-0d-2f-93`), never the MAC: Squid does not read the IPv6 neighbour table. So only a
+ * 6-byte unicast MAC (':' or '-') is looked up; zeros, an EUI-64, a group address or `-` mean "no MAC"
+ * (an IPv6 registration is found through its address binding, a session on the IP).
  *
  * Answers come from an in-process cache that is dropped whenever another process commits to the DB
  * (PRAGMA data_version, checked once per batch of input), so a login or logout is seen by the next batch;
@@ -103,10 +109,10 @@ export class SessionLookup {
   }
 
   #byMac(field: string, now: number): Cached | undefined {
-    // "-" is Squid's "no MAC" (e.g. a client not on a directly attached network); anything else that is
-    // not a MAC is an acl argument, not ours to judge.
-    const mac = normaliseMac(field);
-    return mac === undefined ? undefined : this.#live({ kind: 'mac', value: mac }, now);
+    // All zeros names no device (a routed client); anything that is not an EUI-48 (Squid's "-", an IPv6
+    // client's EUI-64, an acl argument) is not a MAC; a group address never sends a request.
+    const mac = classifyMac(field);
+    return mac.kind === 'unicast' ? this.#live({ kind: 'mac', value: mac.mac }, now) : undefined;
   }
 
   #live(key: SessionKey, now: number): Cached | undefined {

@@ -101,8 +101,9 @@ export const deviceGroupCommand: Command = {
         return EXIT.failed;
       }
       if (action === 'remove') {
-        await store.remove(group.id);
+        const removed = await store.remove(group.id);
         out(`removed the Device Group ${showValue(group.name)}`);
+        out(ended(removed.endedSessions));
         return EXIT.ok;
       }
       const active = values.active === true ? true : values.inactive === true ? false : undefined;
@@ -111,6 +112,7 @@ export const deviceGroupCommand: Command = {
         ...(active === undefined ? {} : { active }),
       });
       out(`changed ${describe(changed)}`);
+      out(ended(changed.endedSessions));
       return EXIT.ok;
     } catch (error) {
       if (error instanceof DeviceGroupInputError) {
@@ -125,6 +127,12 @@ export const deviceGroupCommand: Command = {
     }
   },
 };
+
+/** What a change did to the Usage Agreement sessions (their devices meet the splash page again). */
+function ended(count: number): string {
+  const sessions = count === 1 ? '1 agreement session' : `${count} agreement sessions`;
+  return `ended ${sessions} of devices no longer in an active Device Group`;
+}
 
 /** The command-line option a Device Group field comes from. */
 function option(field: string): string {

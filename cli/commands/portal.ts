@@ -1,6 +1,7 @@
 import { systemClock } from '../../lib/clock.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
 import { readCapped } from '../../lib/fs/read-capped.ts';
+import { leastIdleSeconds } from '../../lib/config/schema.ts';
 import {
   MAX_POLICY_LENGTH,
   MAX_TIMEOUT_MINUTES,
@@ -35,8 +36,8 @@ const help = `Usage: doorman portal show
 The captive portal for intercepted clients (in progress: the splash page and ICAP wiring come next).
   show             the settings in force (JSON)
   set              change the fields given, keep the others; every problem is listed and nothing is saved
-                   if there is one. Prints what changed. A change applies to new sign-ins: current portal
-                   sessions keep theirs until "doorman portal clear-sessions"
+                   if there is one. Prints what changed. New timeouts and a new clear date apply at once
+                   to current portal sessions too; "doorman portal clear-sessions" ends them all
   clear-sessions   end every session the portal made (sign-ins, registrations, agreements); sessions from the
                    login API stay
 
@@ -124,14 +125,18 @@ export const portalCommand: Command = {
       };
     }
 
-    const db = openDb(configFrom(values.config));
+    const loaded = configFrom(values.config);
+    const db = openDb(loaded);
     try {
       if (action === 'clear-sessions') {
         const ended = new SessionStore(db, systemClock).endBySource(PORTAL_SESSION_SOURCES);
         out(`ended ${ended} portal session(s); sessions from the login API stay`);
         return EXIT.ok;
       }
-      const store = new PortalSettingsStore(db, { clock: systemClock });
+      const store = new PortalSettingsStore(db, {
+        clock: systemClock,
+        leastIdleSeconds: leastIdleSeconds(loaded.config),
+      });
       if (action === 'show') {
         out(JSON.stringify(store.load(), null, 2));
         return EXIT.ok;
@@ -150,7 +155,10 @@ export const portalCommand: Command = {
           'note: in the agreement mode only devices in an active Device Group get access (doorman device-group)\n',
         );
       }
-      out('Current portal sessions keep their settings: "doorman portal clear-sessions" ends them.');
+      out(
+        `${result.sessionsUpdated} current portal session(s) follow the timeouts and clear date in force; ` +
+          '"doorman portal clear-sessions" ends them all.',
+      );
       return EXIT.ok;
     } finally {
       db.close();

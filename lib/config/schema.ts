@@ -29,6 +29,14 @@ const sessionSeconds = z
   .nullable()
   .default(null);
 
+/** An absolute path written into squid.conf as one token. */
+const squidPath = z
+  .string()
+  .regex(
+    /^\/[^\s"'\\#]{0,4095}$/,
+    'must be an absolute path without spaces, quotes, backslashes or "#" (squid.conf cannot hold them)',
+  );
+
 const baseUrl = z
   .string()
   // abort: the refinements below call new URL(), which throws on a string that is not a URL.
@@ -150,12 +158,40 @@ export const configSchema = z
           })
           .strict()
           .prefault({}),
-        /**
-         * The captive portal's intercept port (the `http_port … intercept` the REDIRECT rules send port 80
-         * to). null: `doorman squid-conf` writes no intercept, ICAP or adaptation line.
-         */
         intercept: z
-          .object({ httpPort: port.nullable().default(null) })
+          .object({
+            /**
+             * The captive portal's intercept port (the `http_port … intercept` the REDIRECT rules send port 80
+             * to). null: `doorman squid-conf` writes no intercept, ICAP or adaptation line.
+             */
+            httpPort: port.nullable().default(null),
+            /**
+             * Opt-in HTTPS interception (the `https_port … intercept ssl-bump` the REDIRECT rules send port
+             * 443 to). Needs Squid built with OpenSSL (Debian package squid-openssl; the GnuTLS build, package
+             * squid, cannot parse it) and httpPort. null: port 443 is not intercepted by Squid.
+             */
+            httpsPort: port.nullable().default(null),
+            /** What the HTTPS intercept port does with unidentified clients (identified ones are spliced). */
+            tls: z
+              .object({
+                /**
+                 * bump: decrypt, so the splash redirect can be delivered (clients must trust the CA);
+                 * refuse: close their TLS handshake at once (no CA trust needed, no splash over HTTPS).
+                 */
+                mode: z.enum(['bump', 'refuse']).default('bump'),
+                /**
+                 * The signing CA, key and certificate in one PEM file (read by Squid as root). null: Doorman's
+                 * own, <stateDir>/ssl-bump-ca.pem, made by `doorman squid-conf --init-tls`.
+                 */
+                caFile: squidPath.nullable().default(null),
+                /** Squid's store of minted certificates (bump). null: <stateDir>/ssl-bump-db. */
+                certDb: squidPath.nullable().default(null),
+                /** The certificate helper of squid-openssl. */
+                certgen: squidPath.default('/usr/lib/squid/security_file_certgen'),
+              })
+              .strict()
+              .prefault({}),
+          })
           .strict()
           .prefault({}),
       })
@@ -183,7 +219,7 @@ export const configSchema = z
     // ttl, and another helper's "last seen" counts only once flushed. A limit shorter than that lag could end
     // a session in use.
     const idle = config.api.sessionIdleSeconds;
-    const least = 2 * config.lastSeenFlushSeconds + config.squid.ttl;
+    const least = leastIdleSeconds(config);
     // idle < 1 is reported by its own bounds already.
     if (idle !== null && idle >= 1 && idle < least) {
       ctx.addIssue({
@@ -192,7 +228,32 @@ export const configSchema = z
         message: `must be at least 2 × lastSeenFlushSeconds + squid.ttl (${least} seconds), or null`,
       });
     }
+    // HTTPS interception only delivers the portal: without the HTTP one there is no ICAP service to ask.
+    const { httpPort, httpsPort } = config.squid.intercept;
+    if (httpsPort !== null && httpPort === null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['squid', 'intercept', 'httpsPort'],
+        message: `${httpsPort} needs squid.intercept.httpPort set too (the captive portal), or null`,
+      });
+    }
+    if (httpsPort !== null && httpsPort === httpPort) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['squid', 'intercept', 'httpsPort'],
+        message: `${httpsPort} is squid.intercept.httpPort already: choose another port`,
+      });
+    }
   });
 
 export type Config = z.infer<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;
+
+/**
+ * The shortest idle limit a session may have under this configuration, in seconds: a helper learns of a
+ * session's traffic late (Squid asks it only once its cached answer is older than squid.ttl, and another helper
+ * child's "last seen" counts only once flushed), so a shorter limit could end a session in use.
+ */
+export function leastIdleSeconds(config: { lastSeenFlushSeconds: number; squid: { ttl: number } }): number {
+  return 2 * config.lastSeenFlushSeconds + config.squid.ttl;
+}

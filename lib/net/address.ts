@@ -77,7 +77,12 @@ function compressIPv6(groups: number[]): string {
   return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
 }
 
-/** MAC (EUI-48) in Squid's %>eui spelling: lower-case hex pairs joined by ':'. Accepts ':' or '-' separators. */
+/**
+ * MAC (EUI-48) in Squid's %>eui spelling: lower-case hex pairs joined by ':'. Accepts ':' or '-' separators.
+ * Spelling only: `00:00:00:00:00:00` (Squid's "no MAC" for a routed client) and group addresses pass too;
+ * classifyMac (mac-class.ts) says whether it names a device. An 8-byte EUI-64 (Squid's %>eui for an IPv6
+ * client) is refused: it is not a MAC.
+ */
 export function normaliseMac(input: string): string | undefined {
   if (!/^[0-9a-fA-F]{2}([:-])(?:[0-9a-fA-F]{2}\1){4}[0-9a-fA-F]{2}$/.test(input)) return undefined;
   return input.toLowerCase().replaceAll('-', ':');

@@ -38,9 +38,10 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
       readonly: options.readonly ?? false,
       fileMustExist: (options.mustExist ?? false) || (options.readonly ?? false),
     });
-    db.pragma(`busy_timeout = ${options.openBusyTimeoutMs ?? busyTimeoutMs}`);
+    const openWaitMs = options.openBusyTimeoutMs ?? busyTimeoutMs;
+    db.pragma(`busy_timeout = ${openWaitMs}`);
     if (!options.readonly) {
-      db.pragma('journal_mode = WAL');
+      switchToWal(db, openWaitMs);
       // NORMAL is durable across a process crash in WAL mode; only a power cut can lose the last commits.
       db.pragma('synchronous = NORMAL');
     }
@@ -63,6 +64,28 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     throw error;
   }
   return db;
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * journal_mode = WAL, tried again for up to `waitMs` while it meets SQLITE_BUSY. On a fresh file (still in
+ * rollback mode) several processes opening at once can deadlock on the switch, and SQLite then answers BUSY
+ * at once instead of calling the busy handler. Only at open, only on a file not yet in WAL (later opens find
+ * it so and return at once), and never longer than the busy timeout SQLite itself would wait.
+ */
+function switchToWal(db: Db, waitMs: number): void {
+  const until = Date.now() + waitMs;
+  for (let sleepMs = 5; ; sleepMs = Math.min(sleepMs * 2, 100)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() >= until) throw error;
+      Atomics.wait(pause, 0, 0, sleepMs);
+    }
+  }
 }
 
 /** Bring the schema up to date. BEGIN IMMEDIATE: two processes starting together migrate once. */

@@ -10,12 +10,24 @@ import {
 } from '../portal/settings.ts';
 import { realSchedule, retryWhileBusy, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
+import { SessionStore } from './session-store.ts';
 
 /**
  * Device Groups: named sets of networks, each active or not. In the Usage Agreement mode only a device in an
  * active group gets web access after accepting the policy. Groups are kept in creation order (id); where
  * groups overlap, the first one is the device's group.
+ *
+ * So a change that takes addresses out of every active group (a group turned off, removed, or given other
+ * networks) ends the Usage Agreement sessions of those addresses in the same transaction, and the devices
+ * meet the splash page again; a session whose device is now in another group (or in a renamed one) is kept
+ * and carries that group's name (agreementUsername).
  */
+
+/** A group as changed or removed, and what the change did to the Usage Agreement sessions. */
+export type ChangedDeviceGroup = DeviceGroup & {
+  /** Live 'agreement' sessions ended because their address is in no active group any more. */
+  endedSessions: number;
+};
 
 /** Bad Device Group fields: every problem, each naming its field and value. */
 export class DeviceGroupInputError extends DoormanError {
@@ -65,6 +77,7 @@ export class DeviceGroupStore {
   #cache: { key: string; groups: { group: DeviceGroup; networks: CidrSet }[] } | undefined;
   /** Own commits, which PRAGMA data_version does not count. */
   #ownWrites = 0;
+  readonly #sessions: SessionStore;
 
   /** `schedule`: the timers a write waits on while another process holds the lock (tests pass their own). */
   constructor(db: Db, options: { clock: Clock; schedule?: Schedule }) {
@@ -83,6 +96,7 @@ export class DeviceGroupStore {
     );
     this.#delete = db.prepare('DELETE FROM device_groups WHERE id = ? RETURNING id, name, cidrs, active');
     this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.#sessions = new SessionStore(db, options.clock);
   }
 
   /** Every group, in creation order. */
@@ -113,28 +127,48 @@ export class DeviceGroupStore {
     });
   }
 
-  /** Change a group's name, networks or state (NOT_FOUND if there is no such id). */
-  update(id: number, changes: DeviceGroupChanges): Promise<DeviceGroup> {
+  /**
+   * Change a group's name, networks or state (NOT_FOUND if there is no such id). Ends the Usage Agreement
+   * sessions of addresses the change leaves outside every active group (see above): how many in
+   * `endedSessions`.
+   */
+  update(id: number, changes: DeviceGroupChanges): Promise<ChangedDeviceGroup> {
     return this.#write(() => {
       const current = this.#existing(id);
       const { name, cidrs, active } = current;
       const group = this.#check({ name, cidrs, active, ...changes }, id);
       const row = this.#update.get({ ...this.#params(group), id, now: this.#clock.now() }) as Row;
-      return toGroup(row);
+      return { ...toGroup(row), endedSessions: this.#reviewAgreements() };
     });
   }
 
-  setActive(id: number, active: boolean): Promise<DeviceGroup> {
+  setActive(id: number, active: boolean): Promise<ChangedDeviceGroup> {
     return this.update(id, { active });
   }
 
-  /** Delete a group; returns it as it was (NOT_FOUND if there is no such id). */
-  remove(id: number): Promise<DeviceGroup> {
+  /**
+   * Delete a group; returns it as it was (NOT_FOUND if there is no such id), with the number of Usage
+   * Agreement sessions ended because their address is in no other active group.
+   */
+  remove(id: number): Promise<ChangedDeviceGroup> {
     return this.#write(() => {
       const row = this.#delete.get(id) as Row | undefined;
       if (row === undefined) throw notFound(id);
-      return toGroup(row);
+      return { ...toGroup(row), endedSessions: this.#reviewAgreements() };
     });
+  }
+
+  /**
+   * Inside a write's transaction, after the change: keep each Usage Agreement session whose address is in an
+   * active group (under that group's name), end the rest. The groups are read afresh, not from the cache,
+   * which is keyed by commits this transaction has not made yet. Returns how many ended.
+   */
+  #reviewAgreements(): number {
+    const groups = this.list()
+      .filter((g) => g.active)
+      .map((group) => ({ name: group.name, networks: new CidrSet(group.cidrs) }));
+    return this.#sessions.retainAgreements((ip) => groups.find(({ networks }) => networks.has(ip))?.name)
+      .ended;
   }
 
   /**

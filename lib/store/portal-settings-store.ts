@@ -10,10 +10,11 @@ import {
   type PortalProblem,
   type PortalSettings,
 } from '../portal/settings.ts';
+import { sessionLimitUpdate } from '../portal/session-limits.ts';
 import { realSchedule, retryWhileBusy, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 import { SettingsRow } from './settings-row.ts';
-import type { SessionSource } from './session-store.ts';
+import { SessionStore, type SessionSource } from './session-store.ts';
 
 /**
  * The captive portal's settings: one JSON row of the `settings` table (name `portal`). Its `updated_at` is
@@ -47,6 +48,8 @@ export type PortalSaveResult =
       /** The fields that differ from the previous settings, in PortalSettings order. */
       changed: (keyof PortalSettings)[];
       version: number;
+      /** Live portal sessions given the new idle, hard and date limits (SessionStore.applyPortalLimits). */
+      sessionsUpdated: number;
     }
   | { ok: false; problems: PortalProblem[] };
 
@@ -55,13 +58,21 @@ export class PortalSettingsStore {
   readonly #clock: Clock;
   readonly #schedule: Schedule;
   readonly #row: SettingsRow;
+  readonly #sessions: SessionStore;
 
-  /** `schedule`: the timers a save waits on while another process holds the lock (tests pass their own). */
-  constructor(db: Db, options: { clock: Clock; schedule?: Schedule }) {
+  readonly #leastIdleSeconds: number;
+
+  /**
+   * `schedule`: the timers a save waits on while another process holds the lock (tests pass their own).
+   * `leastIdleSeconds`: the shortest idle timeout a save may set (config/schema.ts leastIdleSeconds); default 0.
+   */
+  constructor(db: Db, options: { clock: Clock; schedule?: Schedule; leastIdleSeconds?: number }) {
     this.#db = db;
     this.#clock = options.clock;
+    this.#leastIdleSeconds = options.leastIdleSeconds ?? 0;
     this.#schedule = options.schedule ?? realSchedule;
     this.#row = new SettingsRow(db, ROW);
+    this.#sessions = new SessionStore(db, options.clock);
   }
 
   /** The settings in force: DEFAULT_PORTAL_SETTINGS (mode off) until some are saved. */
@@ -95,6 +106,10 @@ export class PortalSettingsStore {
    * another process in between is not undone. Every problem is listed; on any, nothing is written. A
    * registrationClearDate set or changed must lie after today (server local time). A save that changes
    * nothing still counts as a save (the version goes up).
+   *
+   * Every save also gives the portal's live sessions the limits of the new settings, in the same
+   * transaction (SessionStore.applyPortalLimits), so a change of timeouts applies at once to those already
+   * signed in, and no reader sees the new settings with the old limits.
    */
   update(patch: PortalSettingsPatch): Promise<PortalSaveResult> {
     return this.#write((current) => ({
@@ -117,6 +132,17 @@ export class PortalSettingsStore {
       const problems = checked.ok ? [] : [...checked.problems];
       // Checked even when other fields are wrong, so every problem is listed at once.
       const date = (input as { registrationClearDate?: unknown } | null)?.registrationClearDate;
+      const idle = checked.ok ? checked.settings.idleTimeoutMinutes : null;
+      if (idle !== null && idle * 60 < this.#leastIdleSeconds) {
+        const least = Math.ceil(this.#leastIdleSeconds / 60);
+        problems.push({
+          field: 'idleTimeoutMinutes',
+          message:
+            `${idle} is shorter than this configuration allows: at least ${least} minutes (2 × ` +
+            `lastSeenFlushSeconds + squid.ttl = ${this.#leastIdleSeconds} seconds, how late a helper may learn ` +
+            `of a session's traffic), or none`,
+        });
+      }
       if (typeof date === 'string' && isCalendarDate(date)) {
         const today = localDate(this.#clock.now());
         const late = clearDateProblem(date, previous.registrationClearDate, today);
@@ -124,13 +150,16 @@ export class PortalSettingsStore {
       }
       if (!checked.ok || problems.length > 0) return { ok: false, problems };
       const { settings } = checked;
-      const version = this.#row.write(JSON.stringify(settings), this.#clock.now());
+      const now = this.#clock.now();
+      const version = this.#row.write(JSON.stringify(settings), now);
+      const sessionsUpdated = this.#sessions.applyPortalLimits(sessionLimitUpdate(settings, now));
       return {
         ok: true,
         settings,
         previous,
         changed: changedFields(previous, settings),
         version,
+        sessionsUpdated,
       };
     });
     return retryWhileBusy(() => once.immediate(), { clock: this.#clock, schedule: this.#schedule });

@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
+import { agreementUsername, type SessionLimitUpdate } from '../portal/session-limits.ts';
 import type { Db } from './database.ts';
 
 export const SessionSources = ['api', 'portal', 'registration', 'agreement'] as const;
@@ -64,6 +65,24 @@ const toSession = (r: Row): Session => ({
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
 
 /**
+ * The idle limit a save of the portal settings writes: the new one (@idle), except on a row the DB already
+ * shows idle past its current limit, when the new one is longer or none: that row keeps its limit, so a
+ * longer idle timeout never brings an ended session back. (The helper judges with "last seen" times it has
+ * not written yet too: a row that only looks idle from here keeps the limit it had, as if nothing changed.)
+ */
+const IDLE_AFTER_SAVE = `CASE
+  WHEN idle_timeout IS NOT NULL AND @now - last_seen > idle_timeout AND (@idle IS NULL OR @idle > idle_timeout)
+  THEN idle_timeout ELSE @idle END`;
+
+/** What a change of Device Groups did to the Usage Agreement sessions (see SessionStore.retainAgreements). */
+export interface AgreementReview {
+  /** Live 'agreement' sessions ended: their address is in no active group any more. */
+  ended: number;
+  /** Live 'agreement' sessions whose username now names another group (renamed, or an earlier one activated). */
+  renamed: number;
+}
+
+/**
  * Sessions: one live identity per key. Every statement is prepared once. Safe to use from several processes
  * on one file (WAL + busy timeout, see database.ts); each write is one statement or one transaction.
  */
@@ -79,6 +98,13 @@ export class SessionStore {
   readonly #touch: Statement;
   readonly #purge: Statement;
   readonly #dataVersion: Statement;
+  readonly #changeStamp: Statement;
+  readonly #limitPortal: Statement;
+  readonly #limitRegistrations: Statement;
+  readonly #limitBindings: Statement;
+  readonly #agreements: Statement;
+  readonly #endById: Statement;
+  readonly #rename: Statement;
 
   constructor(db: Db, clock: Clock) {
     this.#db = db;
@@ -99,6 +125,28 @@ export class SessionStore {
     this.#touch = db.prepare(`UPDATE sessions SET last_seen = max(last_seen, @lastSeen) WHERE id = @id`);
     this.#purge = db.prepare(`DELETE FROM sessions WHERE NOT ${LIVE}`);
     this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.#changeStamp = db
+      .prepare("SELECT (SELECT data_version FROM pragma_data_version) || ':' || total_changes()")
+      .pluck();
+    // Only rows still live by their hard expiry: a later date or a longer hard limit never revives a session
+    // that has ended (purgeExpired removes those).
+    this.#limitPortal = db.prepare(
+      `UPDATE sessions SET idle_timeout = ${IDLE_AFTER_SAVE},
+         expires_at = CASE WHEN @hard IS NULL THEN NULL ELSE created_at + @hard END
+       WHERE source IN ('portal', 'agreement') AND ${LIVE}`,
+    );
+    this.#limitRegistrations = db.prepare(
+      `UPDATE sessions SET expires_at = @date WHERE source = 'registration' AND key_kind = 'mac' AND ${LIVE}`,
+    );
+    this.#limitBindings = db.prepare(
+      `UPDATE sessions SET expires_at = @date, idle_timeout = ${IDLE_AFTER_SAVE}
+       WHERE source = 'registration' AND key_kind = 'ip' AND ${LIVE}`,
+    );
+    this.#agreements = db.prepare(
+      `SELECT id, key, username FROM sessions WHERE source = 'agreement' AND key_kind = 'ip' AND ${LIVE}`,
+    );
+    this.#endById = db.prepare('DELETE FROM sessions WHERE id = ?');
+    this.#rename = db.prepare('UPDATE sessions SET username = @username WHERE id = @id');
   }
 
   /** Start a session on a key, replacing any session there. */
@@ -144,6 +192,46 @@ export class SessionStore {
     return this.#clearBySource.run(JSON.stringify(sources)).changes;
   }
 
+  /**
+   * Apply a save of the portal settings to the portal's sessions that are still live (see sessionLimitUpdate
+   * in lib/portal/session-limits.ts): 'portal' and 'agreement' get the new idle limit and expire at
+   * created_at + the new hard limit; MAC registrations expire at the new date, their address bindings too,
+   * with the binding idle limit. API sessions keep theirs. A limit that is now shorter ends a session at
+   * once; one that is longer never revives an ended one (see IDLE_AFTER_SAVE). Returns how many sessions
+   * were updated. Meant to run inside the settings save's transaction, so both are seen together.
+   */
+  applyPortalLimits(limits: SessionLimitUpdate): number {
+    const now = this.#clock.now();
+    return this.#db.transaction(
+      () =>
+        this.#limitPortal.run({ now, idle: limits.idleTimeoutMs, hard: limits.hardTimeoutMs }).changes +
+        this.#limitRegistrations.run({ now, date: limits.registrationExpiresAt }).changes +
+        this.#limitBindings.run({ now, date: limits.registrationExpiresAt, idle: limits.bindingIdleMs })
+          .changes,
+    )();
+  }
+
+  /**
+   * After Device Groups change: each live Usage Agreement session (key kind 'ip') is kept only if
+   * `groupFor(ip)` names a group (the first active group holding the address), and its username follows that
+   * group's name; the others end. Meant to run inside the Device Group write's transaction.
+   */
+  retainAgreements(groupFor: (ip: string) => string | undefined): AgreementReview {
+    return this.#db.transaction((): AgreementReview => {
+      const review = { ended: 0, renamed: 0 };
+      const rows = this.#agreements.all({ now: this.#clock.now() }) as Pick<Row, 'id' | 'key' | 'username'>[];
+      for (const row of rows) {
+        const group = groupFor(row.key);
+        if (group === undefined) {
+          review.ended += this.#endById.run(row.id).changes;
+        } else if (row.username !== agreementUsername(group)) {
+          review.renamed += this.#rename.run({ id: row.id, username: agreementUsername(group) }).changes;
+        }
+      }
+      return review;
+    })();
+  }
+
   /** Record "last seen" times in one transaction (a helper batches them instead of writing per lookup). */
   touch(seen: ReadonlyMap<number, number>): void {
     if (seen.size === 0) return;
@@ -163,5 +251,14 @@ export class SessionStore {
    */
   dataVersion(): number {
     return this.#dataVersion.get() as number;
+  }
+
+  /**
+   * Like dataVersion(), but it also moves when THIS connection writes (total_changes()): for a reader in
+   * the same process as writers on the same handle (doorman serve's ICAP decision beside its login API and
+   * splash page), which data_version alone would not tell. One statement. (Added by the ICAP engineer.)
+   */
+  changeStamp(): string {
+    return this.#changeStamp.get() as string;
   }
 }

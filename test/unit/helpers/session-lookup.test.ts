@@ -5,6 +5,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SessionLookup } from '../../../helpers/session-lookup.ts';
 import { ManualClock } from '../../../lib/clock.ts';
 import { formatReply, parseRequest } from '../../../lib/helper-protocol/message.ts';
+import {
+  bindingIdleMs,
+  portalSessionLimits,
+  registrationExpiry,
+} from '../../../lib/portal/session-limits.ts';
+import { DEFAULT_PORTAL_SETTINGS } from '../../../lib/portal/settings.ts';
 import type { HelperReply, HelperRequest } from '../../../lib/helper-protocol/message.ts';
 import { openDatabase } from '../../../lib/store/database.ts';
 import type { Db } from '../../../lib/store/database.ts';
@@ -423,5 +429,155 @@ describe('idle limit and hard expiry', () => {
     expect(ask('10.0.0.5', 'aa:bb:cc:dd:ee:ff')).toBe('OK user=alice');
     clock.set(T0 + 2 * MINUTE);
     expect(ask('10.0.0.5', 'aa:bb:cc:dd:ee:ff')).toBe('OK user=carol');
+  });
+});
+
+describe("%>eui as Squid 5.7 sends it (the lab's lines)", () => {
+  const macLookups = (find: { mock: { calls: unknown[][] } }) =>
+    find.mock.calls
+      .filter(([key]) => (key as SessionKey).kind === 'mac')
+      .map(([key]) => (key as SessionKey).value);
+
+  it('an on-link IPv4 client: its real MAC finds the registration; a routed one (all zeros) does not', () => {
+    portal.start({ key: mac('3a:48:7a:63:96:26'), username: 'carol', source: 'registration' });
+    expect(ask('10.0.0.2', '3a:48:7a:63:96:26')).toBe('OK user=carol');
+    expect(ask('10.0.0.3', '00:00:00:00:00:00')).toBe('ERR');
+  });
+
+  it('all-zero values mean "no MAC": never looked up, even if such a key were stored', () => {
+    portal.start({ key: mac('00:00:00:00:00:00'), username: 'nobody', source: 'registration' });
+    const find = vi.spyOn(store, 'find');
+    expect(ask('10.0.0.3', '00:00:00:00:00:00')).toBe('ERR');
+    expect(ask('10.0.0.3', '00-00-00-00-00-00')).toBe('ERR');
+    expect(ask('fd91::2', '00-00-00-00-00-00-00-00')).toBe('ERR');
+    expect(macLookups(find)).toEqual([]);
+  });
+
+  it("an IPv6 client's EUI-64 is not a MAC: never looked up (its registration is found by the address binding)", () => {
+    // SLAAC address of MAC ae:bf:73:0d:2f:93: Squid sends the interface id, U/L bit not flipped back.
+    portal.start({ key: mac('ae:bf:73:0d:2f:93'), username: 'erin', source: 'registration' });
+    portal.start({ key: mac('ac:bf:73:0d:2f:93'), username: 'wrong', source: 'registration' });
+    const find = vi.spyOn(store, 'find');
+    expect(ask('fd91::acbf:73ff:fe0d:2f93', 'ac-bf-73-ff-fe-0d-2f-93')).toBe('ERR');
+    expect(ask('fd91::acbf:73ff:fe0d:2f93', 'AC:BF:73:FF:FE:0D:2F:93')).toBe('ERR');
+    expect(macLookups(find)).toEqual([]);
+    portal.start({ key: ip('fd91::acbf:73ff:fe0d:2f93'), username: 'erin', source: 'registration' });
+    expect(ask('fd91::acbf:73ff:fe0d:2f93', 'ac-bf-73-ff-fe-0d-2f-93')).toBe('OK user=erin');
+  });
+
+  it('a real MAC in dash form is normalised; group addresses are never looked up', () => {
+    portal.start({ key: mac('3a:48:7a:63:96:26'), username: 'carol', source: 'registration' });
+    expect(ask('10.0.0.2', '3A-48-7A-63-96-26')).toBe('OK user=carol');
+    const find = vi.spyOn(store, 'find');
+    for (const group of ['ff:ff:ff:ff:ff:ff', '01:00:5e:00:00:01', '33-33-00-00-00-01']) {
+      expect(ask('10.0.0.2', group), group).toBe('ERR');
+    }
+    expect(macLookups(find)).toEqual([]);
+  });
+});
+
+describe('portal sessions: idle, hard and date limits as the splash page sets them', () => {
+  const MINUTE = 60_000;
+  const settings = {
+    ...DEFAULT_PORTAL_SETTINGS,
+    idleTimeoutMinutes: 10,
+    hardTimeoutMinutes: 60,
+    registrationClearDate: '2026-01-03',
+  };
+
+  /** The registration's end as the splash page computes it; these settings have one. */
+  const clearAt = (s: Pick<typeof settings, 'registrationClearDate'>): number => {
+    const at = registrationExpiry(s, T0);
+    if (at === undefined) throw new Error('no clear date');
+    return at;
+  };
+
+  /** ERR from `at` on, whatever traffic comes: each refused lookup is no "last seen". */
+  function staysEnded(src: string, eui: string, at: number): void {
+    for (let t = at; t < at + 3 * 60 * MINUTE; t += 7 * MINUTE) {
+      clock.set(t);
+      expect(ask(src, eui), `at +${t - at} ms`).toBe('ERR');
+      lookup.flushSeen();
+    }
+    expect(store.list().find((s) => s.key.value === src)?.lastSeen ?? 0).toBeLessThan(at);
+  }
+
+  it.each(['portal', 'agreement'] as const)(
+    '%s: idle timeout, OK just before, ERR just after, never revived',
+    (source) => {
+      portal.start({ key: ip('10.0.0.5'), username: 'alice', source, ...portalSessionLimits(settings, T0) });
+      clock.set(T0 + 4 * MINUTE);
+      expect(ask('10.0.0.5')).toBe('OK user=alice');
+      lookup.flushSeen();
+      clock.set(T0 + 14 * MINUTE);
+      expect(ask('10.0.0.5')).toBe('OK user=alice');
+      clock.set(T0 + 24 * MINUTE + 1);
+      expect(ask('10.0.0.5')).toBe('ERR');
+      staysEnded('10.0.0.5', '-', T0 + 24 * MINUTE + 1);
+    },
+  );
+
+  it.each(['portal', 'agreement'] as const)(
+    '%s: hard timeout despite traffic, ERR at the instant, never revived',
+    (source) => {
+      portal.start({ key: ip('10.0.0.5'), username: 'alice', source, ...portalSessionLimits(settings, T0) });
+      for (let t = 0; t < 60 * MINUTE; t += 5 * MINUTE) {
+        clock.set(T0 + t);
+        expect(ask('10.0.0.5'), `at ${t} ms`).toBe('OK user=alice');
+        lookup.flushSeen();
+      }
+      clock.set(T0 + 60 * MINUTE - 1);
+      expect(ask('10.0.0.5')).toBe('OK user=alice');
+      clock.set(T0 + 60 * MINUTE);
+      expect(ask('10.0.0.5')).toBe('ERR');
+      staysEnded('10.0.0.5', '-', T0 + 60 * MINUTE);
+    },
+  );
+
+  it('registration: the clear date ends it at 00:00 server local time, even if nobody removed it', () => {
+    const midnight = new Date(2026, 0, 3).getTime();
+    const expiresAt = clearAt(settings);
+    expect(expiresAt).toBe(midnight);
+    portal.start({ key: mac('3a:48:7a:63:96:26'), username: 'carol', source: 'registration', expiresAt });
+    clock.set(midnight - 1);
+    expect(ask('10.0.0.2', '3a:48:7a:63:96:26')).toBe('OK user=carol');
+    clock.set(midnight);
+    expect(ask('10.0.0.2', '3a:48:7a:63:96:26')).toBe('ERR');
+    expect(store.find(mac('3a:48:7a:63:96:26'))).toBeUndefined();
+    staysEnded('10.0.0.2', '3a:48:7a:63:96:26', midnight);
+  });
+
+  it("registration: an address binding's idle limit (60 min when none is set), and the date ends it too", () => {
+    const midnight = new Date(2026, 0, 3).getTime();
+    const none = { ...settings, idleTimeoutMinutes: null };
+    portal.start({
+      key: ip('fd00::5'),
+      username: 'carol',
+      source: 'registration',
+      expiresAt: clearAt(none),
+      idleTimeoutMs: bindingIdleMs(none),
+    });
+    clock.set(T0 + 60 * MINUTE);
+    expect(ask('fd00::5')).toBe('OK user=carol');
+    clock.set(T0 + 120 * MINUTE + 1);
+    expect(ask('fd00::5')).toBe('ERR');
+    staysEnded('fd00::5', '-', T0 + 120 * MINUTE + 1);
+
+    clock.set(midnight - 3 * 60 * MINUTE);
+    portal.start({
+      key: ip('fd00::6'),
+      username: 'carol',
+      source: 'registration',
+      expiresAt: clearAt(none),
+      idleTimeoutMs: bindingIdleMs(none),
+    });
+    for (let t = midnight - 3 * 60 * MINUTE; t < midnight; t += 20 * MINUTE) {
+      clock.set(t);
+      expect(ask('fd00::6')).toBe('OK user=carol');
+    }
+    clock.set(midnight - 1);
+    expect(ask('fd00::6')).toBe('OK user=carol');
+    clock.set(midnight);
+    expect(ask('fd00::6')).toBe('ERR');
   });
 });

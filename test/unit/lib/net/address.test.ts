@@ -162,6 +162,8 @@ describe('normaliseMac', () => {
     ['trailing newline', 'aa:bb:cc:dd:ee:ff\n'],
     ['space separators', 'aa bb cc dd ee ff'],
     ['EUI-64', '00:11:22:ff:fe:33:44:55'],
+    ["Squid's %>eui for a static IPv6 client", '00-00-00-00-00-00-00-00'],
+    ["Squid's %>eui for a SLAAC IPv6 client", 'ac-bf-73-ff-fe-0d-2f-93'],
     ['empty', ''],
     ['IP address', '10.0.0.5'],
   ])('rejects %s (%j)', (_what, input) => {
