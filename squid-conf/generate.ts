@@ -43,6 +43,24 @@ export interface PortalOptions {
   interceptPort: number;
   /** Where Doorman's ICAP service listens. */
   icap: { host: string; port: number };
+  /** Opt-in HTTPS interception (needs Squid built with OpenSSL); without it port 443 is not Squid's. */
+  https?: HttpsInterceptOptions;
+}
+
+export interface HttpsInterceptOptions {
+  /** The `https_port … intercept ssl-bump` that the REDIRECT rules send port 443 to. */
+  port: number;
+  /**
+   * Unidentified clients: bump (decrypt, so ICAP's redirect reaches them inside their TLS; they must trust
+   * the CA) or refuse (their handshake is closed at once). Identified clients are always spliced.
+   */
+  mode: 'bump' | 'refuse';
+  /** PEM with the signing CA's key and certificate. */
+  caFile: string;
+  /** security_file_certgen's store of minted certificates (bump only). */
+  certDb: string;
+  /** security_file_certgen itself. */
+  certgen: string;
 }
 
 /** Names this file defines; an admin's squid.conf refers to them. */
@@ -59,6 +77,9 @@ export const names = {
   proxyHost: 'doorman_proxy_host',
   toProxy: 'doorman_to_proxy',
   interceptPort: 'doorman_intercept',
+  interceptTlsPort: 'doorman_intercept_tls',
+  interceptedTls: 'doorman_intercepted_tls',
+  step1: 'doorman_step1',
   intercepted: 'doorman_intercepted',
   icapService: 'doorman_portal',
   logFormat: 'doorman',
@@ -131,7 +152,6 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     '# dstdomain acl would need).',
     `acl ${names.site} url_regex -i ${siteRegex(base)}`,
     ...(options.directory ? directoryDefinitions(config, program) : []),
-    ...(options.portal === undefined ? [] : portalDefinitions(options.portal)),
     '',
     "# Squid's standard protections, under names of Doorman's own (Debian's squid.conf has the same): tunnels",
     '# only to TLS ports, requests only to safe ports, and no tunnel to this host itself (its own services, and',
@@ -141,6 +161,7 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     `acl ${names.tlsPorts} port 443`,
     `acl ${names.safePorts} port 80 21 443 70 210 1025-65535 280 488 591 777`,
     `acl ${names.proxyHost} dst ${proxyHostAddresses(runtime.hostAddresses).join(' ')}`,
+    ...(options.portal === undefined ? [] : portalDefinitions(options.portal)),
     '',
     "# Doorman's site, and only it, gets the client's address, with the proxy key that proves Squid wrote it",
     '# (a header of the same name from a client is removed first, everywhere). forwarded_for is left as you set it.',
@@ -232,6 +253,8 @@ function portalDefinitions(portal: PortalOptions): string[] {
   if (isIP(host) === 0 && !/^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$/.test(host))
     throw new Error(`ICAP host ${JSON.stringify(host)}: expected an IP address or a host name`);
   const authority = `${isIP(host) === 6 ? `[${host}]` : host}:${port(portal.icap.port, 'ICAP port')}`;
+  const https = portal.https;
+  if (https !== undefined) port(https.port, 'HTTPS intercept port');
   return [
     '',
     '# Captive portal: clients sent here by the REDIRECT rules (port 80 of the LAN) are intercepted; those',
@@ -244,14 +267,62 @@ function portalDefinitions(portal: PortalOptions): string[] {
     "# clients whose DNS answers differ from Squid's may get 409. This setting is global: explicit-proxy",
     '# requests whose Host differs from their URL get 409 too.',
     'host_verify_strict on',
-    `acl ${names.intercepted} myportname ${names.interceptPort}`,
+    ...(https === undefined ? [] : httpsDefinitions(https)),
+    `acl ${names.intercepted} myportname ${names.interceptPort}${https === undefined ? '' : ` ${names.interceptTlsPort}`}`,
     'icap_enable on',
     'icap_send_client_ip on',
     'icap_send_client_username on',
     'icap_client_username_header X-Client-Username',
     `icap_service ${names.icapService} reqmod_precache bypass=0 icap://${authority}/reqmod`,
+    // Every intercepted TLS connection passes http_access and adaptation first as a made-up "CONNECT ip:443":
+    // a 302 for it would be written as plain HTTP into the client's TLS handshake. Only the requests inside
+    // (bumped) go to ICAP. Harmless without ssl-bump: nothing else sends CONNECT to an intercept port.
+    `adaptation_access ${names.icapService} deny ${names.connect}`,
     `adaptation_access ${names.icapService} allow ${names.intercepted} !${names.identified}`,
     `adaptation_access ${names.icapService} deny all`,
+  ];
+}
+
+/**
+ * HTTPS interception with ssl-bump (Squid built with OpenSSL). Identified clients' TLS is never decrypted:
+ * spliced, their connection is a plain tunnel to the origin. Unidentified clients are bumped (their requests
+ * then reach ICAP, which answers with the splash redirect) or refused. The identified acl is an external one,
+ * and external ACLs see no client at step 1 (the helper gets "::" and "-"), so the decision waits for step 2:
+ * peek at the ClientHello first. Bumping at step 2 makes Squid connect to the origin and mimic its
+ * certificate before answering (with the origin down the client gets Squid's 503, not the portal): accepted,
+ * see the README ("Intercepting clients"). Refusing mints nothing (no certificate helper, no cert DB), but
+ * Squid wants a certificate on every ssl-bump port all the same: the CA's, never shown to a client.
+ */
+function httpsDefinitions(https: HttpsInterceptOptions): string[] {
+  const ca = token(https.caFile, 'CA file');
+  const bump = https.mode === 'bump';
+  return [
+    '# HTTPS (port 443 REDIRECTed here). NEEDS SQUID BUILT WITH OPENSSL (Debian package squid-openssl): the',
+    '# GnuTLS build (package squid) stops with "Unknown https_port option \'ssl-bump\'". Identified clients are',
+    ...(bump
+      ? [
+          '# spliced (never decrypted); unidentified ones are bumped, so that the splash redirect reaches them:',
+          "# they must trust this CA's certificate, or they see a certificate warning instead of the splash page.",
+        ]
+      : [
+          '# spliced (never decrypted); unidentified ones are refused: their TLS handshake is closed at once.',
+        ]),
+    `https_port ${https.port} intercept ssl-bump name=${names.interceptTlsPort} tls-cert=${ca} ` +
+      (bump
+        ? 'generate-host-certificates=on dynamic_cert_mem_cache_size=4MB'
+        : 'generate-host-certificates=off'),
+    ...(bump
+      ? [
+          `sslcrtd_program ${token(https.certgen, 'certgen path')} -s ${token(https.certDb, 'cert DB path')} -M 4MB`,
+        ]
+      : []),
+    // Only this port's connections: ssl_bump rules are global, and an administrator's own ssl-bump ports
+    // (after this include) keep their own rules.
+    `acl ${names.interceptedTls} myportname ${names.interceptTlsPort}`,
+    `acl ${names.step1} at_step SslBump1`,
+    `ssl_bump peek ${names.interceptedTls} ${names.step1}`,
+    `ssl_bump splice ${names.interceptedTls} ${names.identified}`,
+    `ssl_bump ${bump ? 'bump' : 'terminate'} ${names.interceptedTls}`,
   ];
 }
 

@@ -5,7 +5,10 @@ import { proxyKeyPath, readProxyKey } from '../../lib/security/proxy-key.ts';
 import { directoryApplied } from '../../lib/store/directory-settings-store.ts';
 import { lookupUser } from '../../lib/system/service-user.ts';
 import { generateInclude, type Runtime } from '../../squid-conf/generate.ts';
+import { portalOptions } from '../../squid-conf/intercept.ts';
+import { checkSquidForTls } from '../../squid-conf/squid-build.ts';
 import { generateStandalone } from '../../squid-conf/standalone.ts';
+import { setUpTls } from '../../squid-conf/tls-setup.ts';
 import { prepareStandaloneDir, writeStandaloneFile } from '../../squid-conf/standalone-files.ts';
 import {
   type Command,
@@ -19,17 +22,26 @@ import {
   UsageError,
 } from '../command.ts';
 
-const help = `Usage: doorman squid-conf [--access-log FILE]
+const help = `Usage: doorman squid-conf [--access-log FILE] [--squid PATH]
        doorman squid-conf --standalone DIR --port ADDR:PORT [--port ADDR:PORT ...] [--loopback-dns]
+       doorman squid-conf --init-tls
 
 Print the include file that adds Doorman to an existing squid.conf: the session helper (absolute paths to
 this Doorman's own Node and helper), the acl doorman_identified, Squid's standard protections, access to
 Doorman itself, the client address (with the proxy key that "doorman serve" makes on its first start) for
 Doorman's site only, and the log format "doorman"; with squid.intercept.httpPort set, also the captive
-portal's intercept port and ICAP service (icap.host, icap.port). Put it in /etc/squid/conf.d/doorman.conf (Debian
-includes that directory before its local rules), then "squid -k parse" and "squid -k reconfigure". It holds
-the proxy key: keep it mode 0600, root's (Squid reads its configuration as root):
+portal's intercept port and ICAP service (icap.host, icap.port), and with squid.intercept.httpsPort the
+HTTPS intercept port with ssl-bump, which needs Squid built with OpenSSL (Debian package squid-openssl): a
+GnuTLS Squid (package squid) is refused here rather than left to fail on "Unknown https_port option". Put
+it in /etc/squid/conf.d/doorman.conf (Debian includes that directory before its local rules), then
+"squid -k parse" and "squid -k reconfigure". It holds the proxy key: keep it mode 0600, root's (Squid
+reads its configuration as root):
   (umask 077; doorman squid-conf > /etc/squid/conf.d/doorman.conf)
+
+With --init-tls (as root), make what squid.intercept.httpsPort needs: Doorman's CA (<stateDir>/ssl-bump-ca.pem,
+key and certificate, 0600; <stateDir>/ssl-bump-ca.crt is the certificate clients must trust) unless
+squid.intercept.tls.caFile names yours, and the cert DB of security_file_certgen (mode bump), owned by
+serviceUser. Existing files are kept.
 
 With --standalone, write DIR/doorman.conf and a complete DIR/squid.conf for a Squid instance of Doorman's own
 (quick start, tests): run it with "squid -N -f DIR/squid.conf". Nothing outside DIR is touched.
@@ -41,6 +53,8 @@ Options:
       --standalone DIR    write a standalone Squid configuration into DIR
       --port ADDR:PORT    http_port of the standalone Squid (repeatable; IPv6 as [::1]:3130)
       --loopback-dns      standalone Squid sends DNS queries to 127.0.0.1 only
+      --squid PATH        the Squid binary whose build is checked for ssl-bump (default: squid on PATH)
+      --init-tls          make the ssl-bump CA and cert DB (see above), print what was done
 ${CONFIG_HELP}`;
 
 /** What the include needs from this machine: paths, the proxy key (made by "doorman serve"), our addresses. */
@@ -71,22 +85,36 @@ export const squidConfCommand: Command = {
         port: { type: 'string', multiple: true },
         'loopback-dns': { type: 'boolean', default: false },
         'acls-only': { type: 'boolean', default: false },
+        squid: { type: 'string', default: 'squid' },
+        'init-tls': { type: 'boolean', default: false },
       },
       allowPositionals: true,
     });
     if (values.help) return (out(help), EXIT.ok);
     noExtra(positionals);
     const loaded = configFrom(values.config);
+    if (values['init-tls']) {
+      if (values.standalone !== undefined || values.port !== undefined || values['access-log'] !== undefined)
+        throw new UsageError(
+          '--init-tls writes no configuration: give it no --standalone, --port or --access-log',
+        );
+      const root = process.getuid?.() === 0;
+      const done = setUpTls(loaded.config, {
+        squidUser: root ? lookupUser(loaded.config.serviceUser) : undefined,
+      });
+      for (const line of done.lines) out(line);
+      return EXIT.ok;
+    }
     const rt = runtime(loaded);
     const accessLog = values['access-log'];
     // The captive portal, once an intercept port is configured: Squid asks the ICAP service "doorman serve" runs.
-    const interceptPort = loaded.config.squid.intercept.httpPort;
-    const { host, port } = loaded.config.icap;
+    const portal = portalOptions(loaded.config);
+    if (portal?.https !== undefined) await checkSquidForTls(values.squid);
     const include = generateInclude(loaded.config, rt, {
       ...(accessLog === undefined ? {} : { accessLog }),
       directory: directoryApplied(loaded.config),
       access: !values['acls-only'],
-      ...(interceptPort === null ? {} : { portal: { interceptPort, icap: { host, port } } }),
+      ...(portal === undefined ? {} : { portal }),
     });
     if (values.standalone === undefined) {
       if (values.port !== undefined) throw new UsageError('--port needs --standalone');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../lib/config/load.ts';
-import { generateInclude, type Runtime } from '../../../squid-conf/generate.ts';
+import { generateInclude, type HttpsInterceptOptions, type Runtime } from '../../../squid-conf/generate.ts';
 import { generateStandalone } from '../../../squid-conf/standalone.ts';
 
 const runtime: Runtime = {
@@ -204,6 +204,8 @@ describe('generateInclude with the captive portal', () => {
     'icap_send_client_username on',
     'icap_client_username_header X-Client-Username',
     'icap_service doorman_portal reqmod_precache bypass=0 icap://127.0.0.1:1344/reqmod',
+    // the made-up CONNECT of an intercepted TLS connection: a 302 for it would break the client's handshake
+    'adaptation_access doorman_portal deny doorman_connect',
     'adaptation_access doorman_portal allow doorman_intercepted !doorman_identified',
     'adaptation_access doorman_portal deny all',
   ];
@@ -212,8 +214,11 @@ describe('generateInclude with the captive portal', () => {
     const lines = directives(generateInclude(parseConfig({}, 't'), runtime, { portal }));
     const at = lines.indexOf(portalLines[0] ?? '');
     expect(lines.slice(at, at + portalLines.length)).toEqual(portalLines);
-    // the acl it excludes is defined before it (Squid refuses an acl used before its definition)
+    // the acls it uses are defined before it (Squid refuses an acl used before its definition)
     expect(lines.indexOf('acl doorman_identified external doorman_session')).toBeLessThan(at);
+    expect(lines.indexOf('acl doorman_connect method CONNECT')).toBeLessThan(at);
+    // no HTTPS interception unless asked
+    expect(lines.filter((l) => /^(?:https_port|ssl_bump|sslcrtd)/.test(l))).toEqual([]);
   });
 
   it('lets unidentified intercepted clients through http_access (to reach ICAP) after the protections and identified rules', () => {
@@ -269,6 +274,67 @@ describe('generateInclude with the captive portal', () => {
     );
     expect(bad({ ...portal, icap: { host: 'icap host', port: 1344 } })).toThrow(
       'ICAP host "icap host": expected an IP address or a host name',
+    );
+  });
+});
+
+describe('generateInclude with HTTPS interception (ssl-bump)', () => {
+  const https: HttpsInterceptOptions = {
+    port: 3130,
+    mode: 'bump',
+    caFile: '/var/lib/doorman/ssl-bump-ca.pem',
+    certDb: '/var/lib/doorman/ssl-bump-db',
+    certgen: '/usr/lib/squid/security_file_certgen',
+  };
+  const portal = { interceptPort: 3129, icap: { host: '127.0.0.1', port: 1344 }, https };
+  const lines = (p: typeof portal) =>
+    directives(generateInclude(parseConfig({}, 't'), runtime, { portal: p }));
+
+  it('bump: peeks at step 1, splices identified clients, bumps the rest, on its own port only', () => {
+    const all = lines(portal);
+    const at = all.findIndex((l) => l.startsWith('https_port '));
+    expect(all.slice(at, at + 8)).toEqual([
+      'https_port 3130 intercept ssl-bump name=doorman_intercept_tls tls-cert=/var/lib/doorman/ssl-bump-ca.pem ' +
+        'generate-host-certificates=on dynamic_cert_mem_cache_size=4MB',
+      'sslcrtd_program /usr/lib/squid/security_file_certgen -s /var/lib/doorman/ssl-bump-db -M 4MB',
+      'acl doorman_intercepted_tls myportname doorman_intercept_tls',
+      'acl doorman_step1 at_step SslBump1',
+      // external ACLs see no client at step 1: the splice decision must come after a peek
+      'ssl_bump peek doorman_intercepted_tls doorman_step1',
+      'ssl_bump splice doorman_intercepted_tls doorman_identified',
+      'ssl_bump bump doorman_intercepted_tls',
+      // both intercept ports count as intercepted: http_access lets them through, adaptation sends them to ICAP
+      'acl doorman_intercepted myportname doorman_intercept doorman_intercept_tls',
+    ]);
+    expect(all.indexOf('acl doorman_identified external doorman_session')).toBeLessThan(at);
+    expect(all.indexOf('adaptation_access doorman_portal deny doorman_connect')).toBeLessThan(
+      all.indexOf('adaptation_access doorman_portal allow doorman_intercepted !doorman_identified'),
+    );
+  });
+
+  it('says in the file that it needs the OpenSSL build, and which CA clients must trust', () => {
+    const text = generateInclude(parseConfig({}, 't'), runtime, { portal });
+    expect(text).toMatch(/^# HTTPS .*NEEDS SQUID BUILT WITH OPENSSL \(Debian package squid-openssl\)/m);
+    expect(text).toMatch(/they must trust this CA's certificate, or they see a certificate warning/);
+  });
+
+  it('refuse: terminates unidentified clients after the peek, with no certificate minting at all', () => {
+    const all = lines({ ...portal, https: { ...https, mode: 'refuse' } });
+    expect(all.filter((l) => /^(?:https_port|sslcrtd|ssl_bump)/.test(l))).toEqual([
+      'https_port 3130 intercept ssl-bump name=doorman_intercept_tls tls-cert=/var/lib/doorman/ssl-bump-ca.pem ' +
+        'generate-host-certificates=off',
+      'ssl_bump peek doorman_intercepted_tls doorman_step1',
+      'ssl_bump splice doorman_intercepted_tls doorman_identified',
+      'ssl_bump terminate doorman_intercepted_tls',
+    ]);
+  });
+
+  it('refuses ports and paths squid.conf cannot take', () => {
+    expect(() => lines({ ...portal, https: { ...https, port: 70000 } })).toThrow(
+      'HTTPS intercept port 70000: expected a port number from 1 to 65535',
+    );
+    expect(() => lines({ ...portal, https: { ...https, caFile: '/etc/my ca.pem' } })).toThrow(
+      'CA file "/etc/my ca.pem" cannot be written in squid.conf',
     );
   });
 });

@@ -29,7 +29,11 @@ const DEFAULTS: Config = {
     childrenMax: 2,
     basicAuth: { realm: 'Doorman', credentialsTtl: 300, children: 5, concurrency: 50 },
     groups: { ttl: 60, negativeTtl: 60, childrenMax: 2, concurrency: 50, allow: [] },
-    intercept: { httpPort: null },
+    intercept: {
+      httpPort: null,
+      httpsPort: null,
+      tls: { mode: 'bump', caFile: null, certDb: null, certgen: '/usr/lib/squid/security_file_certgen' },
+    },
   },
   icap: { host: '127.0.0.1', port: 1344, maxConnections: 100 },
   lastSeenFlushSeconds: 30,
