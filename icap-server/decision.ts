@@ -2,6 +2,7 @@ import { normaliseIp } from '../lib/net/address.ts';
 import { CidrSet, walledHostMatches, type PortalSettings } from '../lib/portal/settings.ts';
 import type { Decision } from './server.ts';
 import { escapeHtml } from '../portal/admin/html.ts';
+import { isCaptivePortalProbe } from './captive-probes.ts';
 
 /**
  * The captive portal's answer to one request Squid sends to ICAP (issue 7, "the decision per request"). Pure:
@@ -9,11 +10,14 @@ import { escapeHtml } from '../portal/admin/html.ts';
  * answer is a Decision for the socket shell (server.ts).
  *
  * In order: mode off → no change. An identified client (Squid names a user, or a session exists for the
- * address, or for its MAC in registration mode) → no change. Doorman's own site, the directory and the walled
- * garden → no change. Anything else is satisfied here and never reaches the origin: a page load (GET or HEAD
- * whose Accept takes text/html) is sent to the splash page with a 302, anything else gets 511 Network
- * Authentication Required (RFC 6585 §6) with a link to it, since a script or an image cannot follow a login
- * page anyway and a 302 would hand it HTML it did not ask for.
+ * address) → no change. Doorman's own site → no change. An operating system's captive-portal probe
+ * (captive-probes.ts) → 302 to the splash page, even on a walled-garden host, so the OS opens its sign-in
+ * sheet. The directory and the walled garden → no change. In registration mode, the device's MAC: a
+ * registered device → no change (asked last, being the only slow question: a neighbour-table lookup).
+ * Anything else is satisfied here and never reaches the origin: a page load (GET or HEAD whose Accept takes
+ * text/html) is sent to the splash page with a 302, anything else gets 511 Network Authentication Required
+ * (RFC 6585 §6) with a link to it, since a script or an image cannot follow a login page anyway and a 302
+ * would hand it HTML it did not ask for.
  */
 export type PortalDecisionSettings = Pick<PortalSettings, 'mode' | 'walledGarden'>;
 
@@ -39,8 +43,14 @@ export interface PortalInput {
   baseUrl: string;
   /** The directory's host names or addresses (clients may need to reach it, e.g. for a password change). */
   directoryHosts: readonly string[];
-  /** A live session for this (normalised) address, or for its MAC in registration mode. */
+  /** A live session for this (normalised) address. */
   isIdentified: (ip: string) => boolean;
+  /**
+   * Registration mode only: whether the device at this (normalised) address has a live MAC registration
+   * (the caller may bind the address to it, see lib/portal/address-binding.ts). Asked only when nothing
+   * else lets the request through; a rejection counts as "no" (the splash page then says why).
+   */
+  isRegisteredDevice?: (ip: string) => Promise<boolean>;
 }
 
 /** Longest original URL carried in ?url=; a longer one is dropped (the portal then lands on its own page). */
@@ -50,17 +60,40 @@ export const MAX_ACCEPT = 1024;
 
 const NO_CHANGE: Decision = { kind: 'no-change' };
 
-export function decidePortal(input: PortalInput): Decision {
+/**
+ * Synchronous unless the registration mode's MAC lookup is needed (then a promise that never rejects), so
+ * the other modes answer without a turn of the event loop.
+ */
+export function decidePortal(input: PortalInput): Decision | Promise<Decision> {
   const { settings, request } = input;
   if (settings.mode === 'off') return NO_CHANGE;
-  if (identified(request, input.isIdentified)) return NO_CHANGE;
+  const ip = request.clientIp === undefined ? undefined : normaliseIp(request.clientIp);
+  if (identified(request, ip, input.isIdentified)) return NO_CHANGE;
   const url = parseTarget(request.target, request.host);
-  if (url !== undefined && allowedDestination(url, input)) return NO_CHANGE;
+  // Only a URL its Host header agrees with is let through by where it goes: Squid checks that Host against
+  // the intercepted connection's real destination (host_verify_strict), but keeps an absolute URL the client
+  // wrote as it is, and checks nothing when there is no Host. Without this, `GET http://<walled garden>/`
+  // sent to any address would be let through to that address.
+  const vouched = url !== undefined && hostAgrees(url, request.host);
+  if (vouched && isOwnSite(url, input.baseUrl)) return NO_CHANGE;
+  const probe = url !== undefined && isCaptivePortalProbe(url.path);
+  if (!probe && vouched && allowedDestination(url, input)) return NO_CHANGE;
+  const { isRegisteredDevice } = input;
+  if (settings.mode !== 'registration' || ip === undefined || isRegisteredDevice === undefined)
+    return satisfy(input, url, probe);
+  return isRegisteredDevice(ip).then(
+    (registered) => (registered ? NO_CHANGE : satisfy(input, url, probe)),
+    () => satisfy(input, url, probe),
+  );
+}
 
+/** The answer for an unidentified client: 302 to the splash page (page loads and OS probes) or 511. */
+function satisfy(input: PortalInput, url: TargetUrl | undefined, probe: boolean): Decision {
+  const { request } = input;
   const original = url?.href !== undefined && url.href.length <= MAX_ORIGINAL_URL ? url.href : undefined;
   const portal = `${input.baseUrl}portal/${original === undefined ? '' : `?url=${percentEncode(original)}`}`;
   const method = request.method;
-  if ((method === 'GET' || method === 'HEAD') && acceptsHtml(request.accept))
+  if (probe || ((method === 'GET' || method === 'HEAD') && acceptsHtml(request.accept)))
     return {
       kind: 'respond',
       status: 302,
@@ -76,10 +109,13 @@ export function decidePortal(input: PortalInput): Decision {
 }
 
 /** Squid names a user (`-` is how Squid writes "none" in its own formats), or a session exists for the address. */
-function identified(request: PortalRequest, isIdentified: (ip: string) => boolean): boolean {
+function identified(
+  request: PortalRequest,
+  ip: string | undefined,
+  isIdentified: (ip: string) => boolean,
+): boolean {
   const user = request.clientUsername;
   if (user !== undefined && user !== '' && user !== '-') return true;
-  const ip = request.clientIp === undefined ? undefined : normaliseIp(request.clientIp);
   return ip !== undefined && isIdentified(ip);
 }
 
@@ -94,6 +130,8 @@ export interface TargetUrl {
   port: number | undefined;
   /** The original URL without user info; undefined when it is not an http(s) URL. */
   href: string | undefined;
+  /** The path and query as sent ("/" when the URL has none). */
+  path: string;
 }
 
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/;
@@ -117,7 +155,7 @@ export function parseTarget(target: string, host: string | undefined): TargetUrl
     if (host === undefined) return undefined;
     const authority = parseAuthority(host, 'http');
     if (authority === undefined) return undefined;
-    return { ...authority, href: `http://${host}${target}` };
+    return { ...authority, href: `http://${host}${target}`, path: target };
   }
   const colon = target.indexOf('://');
   if (colon <= 0) return undefined;
@@ -135,7 +173,7 @@ export function parseTarget(target: string, host: string | undefined): TargetUrl
   if (authority === undefined) return undefined;
   const path = end === rest.length || rest[end] !== '/' ? `/${rest.slice(end)}` : rest.slice(end);
   const href = scheme === 'http' || scheme === 'https' ? `${scheme}://${hostPort}${path}` : undefined;
-  return { ...authority, href };
+  return { ...authority, href, path };
 }
 
 /** host [ ":" port ], host = IP-literal ("[" IPv6 "]") / IPv4 / reg-name. */
@@ -169,10 +207,24 @@ function parseAuthority(
   return host === '' ? undefined : { host, port };
 }
 
-/** Doorman's own site (host and port), the directory (host, any port) and the walled garden. */
+/** The Host header names the URL's own host and port (in any of their spellings). */
+function hostAgrees(url: TargetUrl, host: string | undefined): boolean {
+  if (host === undefined || host.length > MAX_HOST_HEADER) return false;
+  const named = parseAuthority(host, url.href?.startsWith('https:') === true ? 'https' : 'http');
+  return named !== undefined && named.host === url.host && named.port === url.port;
+}
+
+/** Longest Host header compared (a DNS name is at most 253 characters, plus a port). */
+const MAX_HOST_HEADER = 300;
+
+/** Doorman's own site: the host and port of the base URL. */
+function isOwnSite(url: TargetUrl, baseUrl: string): boolean {
+  const site = siteOf(baseUrl);
+  return url.host === site.host && url.port === site.port;
+}
+
+/** The directory (host, any port) and the walled garden. */
 function allowedDestination(url: TargetUrl, input: PortalInput): boolean {
-  const site = siteOf(input.baseUrl);
-  if (url.host === site.host && url.port === site.port) return true;
   const ip = normaliseIp(url.host);
   const host = ip ?? url.host;
   for (const entry of input.directoryHosts) {

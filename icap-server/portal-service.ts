@@ -21,13 +21,21 @@ export interface PortalServiceOptions {
   baseUrl: string;
   /** The directory's host names or addresses. */
   directoryHosts: readonly string[];
-  /** A live session for this normalised address (or its MAC in registration mode). */
+  /** A live session for this normalised address. */
   isIdentified: (ip: string) => boolean;
+  /**
+   * Registration mode: whether the device at this normalised address has a live MAC registration (see
+   * decision.ts: asked last, and a rejection counts as "no").
+   */
+  isRegisteredDevice?: (ip: string) => Promise<boolean>;
 }
 
-/** Spread into createIcapServer's options. Synchronous: the session lookup is an in-memory or SQLite read. */
+/**
+ * Spread into createIcapServer's options. Synchronous (the session lookup is an in-memory or SQLite read)
+ * except in registration mode when the device's MAC must be looked up.
+ */
 export interface PortalService {
-  decide: (request: ReqmodRequest) => Decision;
+  decide: (request: ReqmodRequest) => Decision | Promise<Decision>;
   istag: () => string;
 }
 
@@ -39,7 +47,7 @@ export function portalService(options: PortalServiceOptions): PortalService {
     .digest('base64url')
     .slice(0, 8);
   return {
-    decide: (request: ReqmodRequest): Decision =>
+    decide: (request: ReqmodRequest): Decision | Promise<Decision> =>
       decidePortal({
         settings: options.settings(),
         request: {
@@ -53,6 +61,9 @@ export function portalService(options: PortalServiceOptions): PortalService {
         baseUrl: options.baseUrl,
         directoryHosts: options.directoryHosts,
         isIdentified: options.isIdentified,
+        ...(options.isRegisteredDevice === undefined
+          ? {}
+          : { isRegisteredDevice: options.isRegisteredDevice }),
       }),
     istag: () => portalIstag(fixed, options.settingsVersion()),
   };

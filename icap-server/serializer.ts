@@ -124,16 +124,29 @@ export function errorResponse(stamp: Stamp, status: number, close: boolean): Buf
   return head(status, stamp, fields);
 }
 
+/** The last ISTag found valid and the last Date written: both change rarely, answers come by the thousand. */
+let checkedIstag = '';
+let lastDate = { second: Number.NaN, text: '' };
+
+function httpDate(now: number): string {
+  const second = Math.floor(now / 1000);
+  if (lastDate.second !== second) lastDate = { second, text: new Date(second * 1000).toUTCString() };
+  return lastDate.text;
+}
+
 function head(status: number, stamp: Stamp, fields: ReadonlyArray<readonly [string, string]>): Buffer {
-  if (!ISTAG.test(stamp.istag))
-    throw new TypeError(
-      `ISTag ${JSON.stringify(stamp.istag)}: 1 to 32 printable characters, no quote or backslash`,
-    );
+  if (stamp.istag !== checkedIstag) {
+    if (!ISTAG.test(stamp.istag))
+      throw new TypeError(
+        `ISTag ${JSON.stringify(stamp.istag)}: 1 to 32 printable characters, no quote or backslash`,
+      );
+    checkedIstag = stamp.istag;
+  }
   const reason = ICAP_REASONS[status];
   if (reason === undefined) throw new TypeError(`ICAP status ${status}: not one this service sends`);
   const all: Array<readonly [string, string]> = [
     ['ISTag', `"${stamp.istag}"`],
-    ['Date', new Date(stamp.now).toUTCString()],
+    ['Date', httpDate(stamp.now)],
     ...fields,
   ];
   return Buffer.from(`ICAP/1.0 ${status} ${reason}\r\n${lines(all)}\r\n`, 'latin1');

@@ -149,6 +149,9 @@ export function createIcapServer(options: IcapServerOptions): IcapServer {
 
 type TimerPhase = ParserPhase | 'write' | 'linger';
 
+/** Bytes read ahead (beyond the request being answered) before the socket is paused. */
+const PAUSE_ABOVE = 64 * 1024;
+
 class Connection {
   readonly #socket: Socket;
   readonly #shared: Shared;
@@ -168,6 +171,10 @@ class Connection {
       // After our last answer, what still arrives is read and dropped (see #close).
       if (this.#closed) return;
       this.#parser.push(chunk);
+      // While an answer is being made, what arrives waits in the parser (a pipelined request, say); past
+      // PAUSE_ABOVE bytes the socket stops being read until the answer is out. Pausing on every request instead
+      // would cost two system calls per request (the kernel's read interest off and on again).
+      if (this.#busy && this.#parser.buffered > PAUSE_ABOVE) this.#socket.pause();
       this.#pump();
     });
     socket.on('end', () => {
@@ -203,7 +210,7 @@ class Connection {
           this.#close();
         } else {
           this.#armTimer();
-          this.#socket.resume();
+          if (this.#socket.isPaused()) this.#socket.resume();
         }
         return;
       }
@@ -213,7 +220,6 @@ class Connection {
         return;
       }
       this.#busy = true;
-      this.#socket.pause();
       void this.#answer(event.request).then(({ bytes, close }) => this.#send(bytes, close));
     }
   }
@@ -257,14 +263,20 @@ class Connection {
     }
   }
 
-  #decide(request: ReqmodRequest): Promise<Decision> {
+  /**
+   * A synchronous decision is used as it is (a throw is answered 500 by #answer); only a promise gets the
+   * deadline, so the common case costs no timer.
+   */
+  #decide(request: ReqmodRequest): Decision | Promise<Decision> {
     const { decide, decisionTimeoutMs, timers } = this.#shared.options;
+    const made = decide(request);
+    if (!isThenable(made)) return made;
     return new Promise<Decision>((resolve, reject) => {
       const timer = timers.set(
         () => reject(new Error(`no decision after ${decisionTimeoutMs} ms`)),
         decisionTimeoutMs,
       );
-      new Promise<Decision>((inner) => inner(decide(request))).then(
+      Promise.resolve(made).then(
         (decision) => {
           timers.clear(timer);
           resolve(decision);
@@ -349,4 +361,8 @@ class Connection {
       `${this.#socket.remoteAddress ?? '?'}:${this.#socket.remotePort ?? '?'} ${line}`,
     );
   }
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }

@@ -1,13 +1,20 @@
 import type { RequestListener } from 'node:http';
-import type { PortalDecisionSettings } from '../../icap-server/decision.ts';
+import { oncePerTurn } from '../../icap-server/once-per-turn.ts';
+import { SessionCache } from '../../icap-server/session-cache.ts';
 import { portalService, type PortalService } from '../../icap-server/portal-service.ts';
 import { createIcapServer, type IcapServer } from '../../icap-server/server.ts';
-import { systemClock } from '../../lib/clock.ts';
+import { type Clock, systemClock } from '../../lib/clock.ts';
+import { findMac } from '../../lib/net/find-mac.ts';
+import { MacLookupCache } from '../../lib/net/mac-lookup-cache.ts';
+import type { MacLookup } from '../../lib/net/mac-lookup.ts';
+import { addressBinding } from '../../lib/portal/address-binding.ts';
+import type { PortalSettings } from '../../lib/portal/settings.ts';
 import { bufferedStderrLog } from '../../lib/log.ts';
 import { DEFAULT_BUSY_TIMEOUT_MS } from '../../lib/store/database.ts';
 import { testSettings } from '../../lib/directory/directory.ts';
 import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
+import { directorySourceFrom } from '../../portal/splash/directory-source.ts';
 import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/proxy-key.ts';
 import { startServer } from '../../portal/server.ts';
 import { OpenOnDemand, unavailableApp } from '../../portal/unavailable.ts';
@@ -68,10 +75,14 @@ export const serveCommand: Command = {
     const { icap: icapConfig } = loaded.config;
     if (loaded.config.squid.intercept.httpPort !== null) {
       icap = createIcapServer({
-        ...portalFromStores(() => {
-          if (stores.current === undefined) throw new Error('the session DB is not open yet');
-          return stores.current();
-        }, loaded.config.baseUrl),
+        ...portalFromStores(
+          () => {
+            if (stores.current === undefined) throw new Error('the session DB is not open yet');
+            return stores.current();
+          },
+          loaded.config.baseUrl,
+          { log: (line) => log(`icap: ${line}`) },
+        ),
         maxConnections: icapConfig.maxConnections,
         log: (line) => log(`icap: ${line}`),
       });
@@ -93,21 +104,24 @@ export const serveCommand: Command = {
     // is served, may wait for a migration; a later one (made while a request waits) fails at once and is tried
     // again on a later request.
     let attempts = 0;
-    const open = (): { stores: Stores; proxyKey: ProxyKeyCheck } => {
+    const open = (): { stores: Stores; proxyKey: ProxyKeyCheck; key: string } => {
       const stores = openStores(loaded, {
         busyTimeoutMs: 0,
         openBusyTimeoutMs: attempts++ === 0 ? DEFAULT_BUSY_TIMEOUT_MS : 0,
       });
       try {
         // The proxy key in stateDir, made on the first start (lib/security/proxy-key.ts).
-        return { stores, proxyKey: new ProxyKeyCheck(ensureProxyKey(proxyKeyPath(loaded.config))) };
+        const key = ensureProxyKey(proxyKeyPath(loaded.config));
+        return { stores, proxyKey: new ProxyKeyCheck(key), key };
       } catch (error) {
         // Tried again on a later request: a handle left open here would be one more each time.
         stores.close();
         throw error;
       }
     };
-    const portalApp = (stores: Stores, proxyKey: ProxyKeyCheck): RequestListener =>
+    // The splash pages' own MAC lookups share answers for a few seconds (a page's requests come in a burst).
+    const splashMacs = new MacLookupCache({ clock: systemClock });
+    const portalApp = (stores: Stores, proxyKey: ProxyKeyCheck, key: string): RequestListener =>
       createApp({
         config: loaded.config,
         sessions: stores.sessions,
@@ -121,14 +135,23 @@ export const serveCommand: Command = {
           directory: directoryAdminFrom(stores.directory, {
             test: (s, password) => testSettings(s, password, { log }),
           }),
+          portal: { settings: stores.portal, deviceGroups: stores.deviceGroups, sessions: stores.sessions },
+        },
+        splash: {
+          settings: stores.portal,
+          deviceGroups: stores.deviceGroups,
+          directory: directorySourceFrom(stores.directory, { clock: systemClock, log }),
+          findMac: (ip) => findMac(ip, { cache: splashMacs }),
+          // Open sign-in pages stay good across a restart: the CSRF key is derived from the proxy key.
+          csrfSecret: key,
         },
       }).callback();
     let opened: Stores | undefined;
     const portal = new OpenOnDemand(
       () => {
-        const { stores: now, proxyKey } = open();
+        const { stores: now, proxyKey, key } = open();
         opened = now;
-        return { stores: now, app: portalApp(now, proxyKey) };
+        return { stores: now, app: portalApp(now, proxyKey, key) };
       },
       { clock: systemClock, log },
     );
@@ -170,25 +193,65 @@ export const serveCommand: Command = {
   },
 };
 
+export interface PortalFromStoresOptions {
+  /** Default the system clock: judges idle sessions. */
+  clock?: Clock;
+  /**
+   * The MAC of the device at a (normalised) address, registration mode only. Default: lib/net/find-mac.ts
+   * (the neighbour table, through `ip`), its answers shared for a few seconds (MacLookupCache).
+   */
+  findMac?: (ip: string) => Promise<MacLookup>;
+  log?: (line: string) => void;
+}
+
 /**
- * The captive portal's decision (icap-server/portal-service.ts) over the session DB. Per request it makes
- * one indexed read for each settings version (portal and directory) and reloads only what moved: the portal
- * settings, and the directory's hosts, which are part of the ISTag and so rebuild the service. Anything that
- * throws here (the DB not open, stored settings no longer valid) is answered 500 by the server.
+ * The captive portal's decision (icap-server/portal-service.ts) over the session DB. Once per turn of the
+ * event loop it reads the DB's change stamp, and only when that moved the two settings versions (portal and
+ * directory), reloading only what moved: the portal settings, and the directory's hosts, which are part of
+ * the ISTag and so rebuild the service. Anything that throws here (the DB not open, stored settings no longer
+ * valid) is answered 500 by the server.
+ *
+ * Sessions are looked up through a cache dropped whenever the DB changes (icap-server/session-cache.ts), and
+ * count only while they are not idle past their limit (live-session.ts). In registration mode an
+ * unidentified client's MAC is looked up (only then: the other modes never start a process) and, when it
+ * has a live registration, the client is let through; an IPv6 client's address is bound to the registration
+ * first (lib/portal/address-binding.ts), because Squid never gives the session helper an IPv6 client's MAC.
+ * An IPv4 client needs no binding: Squid's %>eui gives the helper its MAC.
  */
-export function portalFromStores(current: () => Stores, baseUrl: string): PortalService {
-  let settings: { version: number; value: PortalDecisionSettings } | undefined;
+export function portalFromStores(
+  current: () => Stores,
+  baseUrl: string,
+  options: PortalFromStoresOptions = {},
+): PortalService {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? (() => {});
+  const cache = new MacLookupCache({ clock });
+  const macOf = options.findMac ?? ((ip: string) => findMac(ip, { cache }));
+  const sessions = new SessionCache(clock);
+  let settings: { version: number; value: PortalSettings } | undefined;
   let service: { version: number; value: PortalService } | undefined;
-  const settingsNow = (): PortalDecisionSettings => {
-    const store = current().portal;
-    const version = store.version();
-    if (settings?.version !== version) settings = { version, value: store.load() };
+  // What the DB holds is checked once per turn of the event loop, not per request: one statement, the DB's
+  // change stamp, which moves whenever anything in the DB changes (a settings save, a sign-in, a "last seen"
+  // from the session helper), in this process or another. Only then are the settings versions read again
+  // (the answer's ISTag and the decision need them) and the session cache dropped. The requests answered in
+  // one turn share one reading; a change is seen from the next turn on.
+  let known: { stores: Stores; stamp: string; portal: number; directory: number } | undefined;
+  const versions = oncePerTurn(() => {
+    const stores = current();
+    const stamp = stores.sessions.changeStamp();
+    if (known?.stores !== stores || known.stamp !== stamp)
+      known = { stores, stamp, portal: stores.portal.version(), directory: stores.directory.version() };
+    return known;
+  });
+  const settingsNow = (): PortalSettings => {
+    const version = versions().portal;
+    if (settings?.version !== version) settings = { version, value: current().portal.load() };
     return settings.value;
   };
   const serviceNow = (): PortalService => {
-    const directory = current().directory;
-    const version = directory.version();
+    const version = versions().directory;
     if (service?.version !== version) {
+      const directory = current().directory;
       const applied = version === 0 ? undefined : directory.load()?.settings;
       const directoryHosts =
         applied === undefined
@@ -198,10 +261,31 @@ export function portalFromStores(current: () => Stores, baseUrl: string): Portal
         version,
         value: portalService({
           settings: settingsNow,
-          settingsVersion: () => current().portal.version(),
+          settingsVersion: () => versions().portal,
           baseUrl,
           directoryHosts,
-          isIdentified: (ip) => current().sessions.find({ kind: 'ip', value: ip }) !== undefined,
+          isIdentified: (ip) => {
+            const { stores, stamp } = versions();
+            return sessions.identified(stores.sessions, stamp, ip);
+          },
+          isRegisteredDevice: async (ip) => {
+            const found = await macOf(ip);
+            if (!found.ok) return false;
+            const stores = current();
+            const registration = stores.sessions.find({ kind: 'mac', value: found.mac });
+            if (registration?.source !== 'registration') return false;
+            // Bound for IPv6 (Squid 5.7 never gives the helper an IPv6 client's MAC) and for IPv4 too: an IPv4
+            // client reaches ICAP only when Squid had no MAC for it, and then the binding is what names it.
+            try {
+              stores.sessions.start(addressBinding(registration, ip, settingsNow()));
+              sessions.forget(ip);
+            } catch (error) {
+              // The device is registered all the same; the next request tries the binding again.
+              const why = error instanceof Error ? error.message : String(error);
+              log(`cannot bind ${ip} to the registration of ${found.mac}: ${why}`);
+            }
+            return true;
+          },
         }),
       };
     }

@@ -1,7 +1,8 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../harness/http.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
 import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
@@ -43,6 +44,60 @@ async function cIcapClient(...args: string[]): Promise<string> {
 const istag = async () => /ISTag: "([^"]+)"/.exec(await cIcapClient('-v'))?.[1];
 const reqmod = (url: string, client: string) =>
   cIcapClient('-req', url, '-x', `X-Client-IP: ${client}`, '-v');
+
+/**
+ * The status line of the ICAP answer to `message` (sent raw: c-icap-client prints no status line for a 500).
+ * The connection is closed after the answer's head.
+ */
+function icapStatusLine(port: number, message: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => socket.write(message, 'latin1'));
+    let got = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (data: string) => {
+      got += data;
+      const end = got.indexOf('\r\n');
+      if (end >= 0) {
+        socket.destroy();
+        resolve(got.slice(0, end));
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => reject(new Error(`closed without an answer; got ${JSON.stringify(got)}`)));
+  });
+}
+
+function rawOptions(port: number): string {
+  return `OPTIONS icap://127.0.0.1:${port}/reqmod ICAP/1.0\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
+}
+
+function rawReqmod(port: number, client: string): string {
+  const http = 'GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\nAccept: text/html\r\n\r\n';
+  return (
+    `REQMOD icap://127.0.0.1:${port}/reqmod ICAP/1.0\r\nHost: 127.0.0.1:${port}\r\n` +
+    `Encapsulated: req-hdr=0, null-body=${http.length}\r\nAllow: 204\r\nX-Client-IP: ${client}\r\n\r\n${http}`
+  );
+}
+
+/** A config for serve with the portal on, in its own directory under `dir`; `extra` overrides fields. */
+function portalConfig(name: string, web: number, icap: number, extra: object = {}): string {
+  const file = join(dir, name, 'doorman.json');
+  mkdirSync(join(dir, name), { recursive: true, mode: 0o755 });
+  chmodSync(join(dir, name), 0o755);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      baseUrl: `http://127.0.0.1:${web}/`,
+      listen: [{ host: '127.0.0.1', port: web }],
+      stateDir: join(dir, name, 'state'),
+      squid: { intercept: { httpPort: 3129 } },
+      icap: { port: icap },
+      ...extra,
+    }),
+    { mode: 0o644 },
+  );
+  return file;
+}
 
 beforeAll(async () => {
   requireSystem();
@@ -123,5 +178,54 @@ describe('doorman serve with squid.intercept.httpPort set', () => {
     expect(await closed).toBe(0);
     expect(serve?.stderr()).toContain(`icap service on 127.0.0.1:${icapPort}`);
     await expect(waitForPort('127.0.0.1', icapPort, 200)).rejects.toThrow(/nothing listens/);
+  });
+});
+
+describe('doorman serve: the ICAP service when things go wrong', () => {
+  let other: Started | undefined;
+  let blocker: Server | undefined;
+  afterEach(async () => {
+    await other?.stop();
+    other = undefined;
+    await new Promise((resolve) => (blocker === undefined ? resolve(undefined) : blocker.close(resolve)));
+    blocker = undefined;
+  });
+
+  it('answers 500 (OPTIONS and REQMOD) while the session DB cannot be opened, and serves once it can', async () => {
+    const [web, icap] = [await freePort(), await freePort()];
+    // stateDir under a root-owned 0700 directory: the service user (proxy) cannot reach it.
+    const locked = join(dir, 'unreachable', 'locked');
+    mkdirSync(locked, { recursive: true, mode: 0o700 });
+    chmodSync(locked, 0o700);
+    const config = portalConfig('unreachable', web, icap, { stateDir: join(locked, 'state') });
+    other = start(DOORMAN, ['serve', '--config', config]);
+    await waitForPort('127.0.0.1', icap, 10_000, other.child);
+    expect(await icapStatusLine(icap, rawOptions(icap))).toBe('ICAP/1.0 500 Server Error');
+    // Never a 204: with bypass=0 Squid shows its error page, the client does not get the web unidentified.
+    expect(await icapStatusLine(icap, rawReqmod(icap, STRANGER))).toBe('ICAP/1.0 500 Server Error');
+    expect(other.child.exitCode).toBeNull();
+
+    // The operator fixes the directory: a later request opens the DB (mode off by default: 204).
+    chmodSync(locked, 0o755);
+    let answer = await icapStatusLine(icap, rawReqmod(icap, STRANGER));
+    for (let i = 0; i < 100 && answer !== 'ICAP/1.0 204 No Content'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      answer = await icapStatusLine(icap, rawReqmod(icap, STRANGER));
+    }
+    expect(answer).toBe('ICAP/1.0 204 No Content');
+    expect(other.stderr()).toMatch(/icap: .*the session DB cannot be opened: stateDir: /);
+  });
+
+  it('exits 1 saying which address it cannot listen on when the ICAP port is taken, the web port freed', async () => {
+    const [web, icap] = [await freePort(), await freePort()];
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker?.listen(icap, '127.0.0.1', resolve));
+    const config = portalConfig('taken', web, icap);
+    const result = await run(DOORMAN, ['serve', '--config', config], { allowFailure: true });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`cannot listen on 127.0.0.1:${icap} (icap): `);
+    expect(result.stderr).toMatch(/EADDRINUSE|address already in use/i);
+    // The web app's port, bound first, was let go.
+    await expect(waitForPort('127.0.0.1', web, 200)).rejects.toThrow(/nothing listens/);
   });
 });

@@ -10,6 +10,7 @@ import {
   type PortalInput,
   type PortalRequest,
 } from '../../../icap-server/decision.ts';
+import { CAPTIVE_PROBES, isCaptivePortalProbe } from '../../../icap-server/captive-probes.ts';
 import { IcapParser, type ReqmodRequest } from '../../../icap-server/parser.ts';
 import { portalIstag, portalService } from '../../../icap-server/portal-service.ts';
 import type { Decision } from '../../../icap-server/server.ts';
@@ -24,8 +25,21 @@ const settings = (garden: Partial<PortalDecisionSettings['walledGarden']> = {}):
   walledGarden: { hosts: [], cidrs: [], ...garden },
 });
 
+/** The decision, which must have been made synchronously (every mode but registration's MAC lookup). */
+function sync(decision: Decision | Promise<Decision>): Decision {
+  if (decision instanceof Promise) throw new Error('expected a synchronous decision');
+  return decision;
+}
+
 /** An unidentified client's page load of http://example.com/page?a=1, changed by `request` and `input`. */
 function decide(request: Partial<PortalRequest> = {}, input: Partial<PortalInput> = {}): Decision {
+  return sync(decideAny(request, input));
+}
+
+function decideAny(
+  request: Partial<PortalRequest> = {},
+  input: Partial<PortalInput> = {},
+): Decision | Promise<Decision> {
   return decidePortal({
     settings: settings(),
     baseUrl: BASE,
@@ -37,11 +51,21 @@ function decide(request: Partial<PortalRequest> = {}, input: Partial<PortalInput
       clientUsername: undefined,
       method: 'GET',
       target: 'http://example.com/page?a=1',
-      host: 'example.com',
       accept: BROWSER_ACCEPT,
       ...request,
+      // As a browser writes it: the target's own authority, unless the test says otherwise.
+      host: 'host' in request ? request.host : authorityOf(request.target ?? 'http://example.com/'),
     },
   });
+}
+
+/** The authority of an absolute URL as written ("host:port", "[v6]:port"), or undefined. */
+function authorityOf(target: string): string | undefined {
+  const start = target.indexOf('://');
+  if (start < 0) return undefined;
+  const rest = target.slice(start + 3);
+  const end = rest.search(/[/?#]/);
+  return end < 0 ? rest : rest.slice(0, end);
 }
 
 const redirectTo = (url: string | undefined): Decision => ({
@@ -146,6 +170,32 @@ describe('decidePortal: who is let through', () => {
     const garden = { settings: settings({ hosts: ['wiki.example.org'] }) };
     expect(status(decide({ target: 'http://example.com/', host: 'wiki.example.org' }, garden))).toBe(302);
   });
+
+  it('lets a URL through by where it goes only when its Host header agrees (Squid checks Host, not the URL)', () => {
+    const garden = { settings: settings({ hosts: ['wiki.example.org'], cidrs: ['192.0.2.0/24'] }) };
+    // An absolute URL naming the garden, the directory or Doorman, with no Host or another one: sent to
+    // whatever address the client connected to, so not let through.
+    for (const target of [
+      'http://wiki.example.org/a',
+      'http://192.0.2.7/',
+      'http://dc1.example.lan/',
+      'http://doorman.example.lan:8180/portal/',
+    ]) {
+      expect(status(decide({ target, host: undefined }, garden)), target).toBe(302);
+      expect(status(decide({ target, host: 'example.com' }, garden)), target).toBe(302);
+    }
+    expect(status(decide({ target: 'http://doorman.example.lan:8180/', host: 'doorman.example.lan' }))).toBe(
+      302,
+    );
+    // Agreeing in another spelling: case, trailing dot, the default port written out.
+    expect(decide({ target: 'http://wiki.example.org/a', host: 'WIKI.example.org.:80' }, garden)).toEqual(
+      NO_CHANGE,
+    );
+    expect(decide({ target: 'https://wiki.example.org/a', host: 'wiki.example.org:443' }, garden)).toEqual(
+      NO_CHANGE,
+    );
+    expect(status(decide({ target: 'http://wiki.example.org/a', host: 'a'.repeat(400) }, garden))).toBe(302);
+  });
 });
 
 describe('decidePortal: the answer to everyone else', () => {
@@ -237,6 +287,7 @@ describe('parseTarget', () => {
       host: 'example.com',
       port: 80,
       href: 'http://Example.COM./',
+      path: '/',
     });
     expect(parseTarget('https://[2001:DB8::1]/', undefined)).toMatchObject({
       host: '2001:db8::1',
@@ -315,8 +366,10 @@ describe('portalService: the adapter for createIcapServer', () => {
       isIdentified: (ip) => identifiedIps.has(ip),
     });
     const squid = (icapHeaders: string[], httpHeaders = ['Host: 10.92.0.2', 'Accept: text/html']) =>
-      service.decide(
-        parsed(reqmod({ icapHeaders: ['Preview: 0', 'Allow: 204', ...icapHeaders], httpHeaders })),
+      sync(
+        service.decide(
+          parsed(reqmod({ icapHeaders: ['Preview: 0', 'Allow: 204', ...icapHeaders], httpHeaders })),
+        ),
       );
     expect(squid(['X-Client-IP: 10.91.0.2'])).toEqual(redirectTo('http://10.92.0.2/page?a=1'));
     expect(status(squid(['X-Client-IP: 10.91.0.2'], ['Host: 10.92.0.2', 'Accept: image/png']))).toBe(511);
@@ -353,5 +406,114 @@ describe('portalService: the adapter for createIcapServer', () => {
     expect(portalIstag('abcdefgh', Number.MAX_SAFE_INTEGER).length).toBeLessThanOrEqual(32);
     expect(() => portalIstag('abcdefgh', -1)).toThrow('settings version -1: expected a whole number from 0');
     expect(() => portalIstag('abcdefgh', 1.5)).toThrow(TypeError);
+  });
+});
+
+describe('decidePortal: the operating systems’ captive-portal probes', () => {
+  // Every probe each OS sends, with the Accept header it sends (or none): all get the 302, so the OS opens
+  // its sign-in sheet; a plain non-page request to the same host gets 511 as before.
+  const probes = [
+    ['http://captive.apple.com/hotspot-detect.html', 'captive.apple.com', '*/*'],
+    ['http://www.apple.com/library/test/success.html', 'www.apple.com', '*/*'],
+    ['http://connectivitycheck.gstatic.com/generate_204', 'connectivitycheck.gstatic.com', undefined],
+    ['http://clients3.google.com/generate_204', 'clients3.google.com', 'application/json'],
+    ['http://www.google.com/gen_204', 'www.google.com', 'image/webp'],
+    ['http://connectivitycheck.android.com/generate_204', 'connectivitycheck.android.com', ''],
+    ['http://www.msftconnecttest.com/connecttest.txt', 'www.msftconnecttest.com', 'text/plain'],
+    ['http://www.msftconnecttest.com/redirect', 'www.msftconnecttest.com', 'text/plain'],
+    ['http://www.msftncsi.com/ncsi.txt', 'www.msftncsi.com', 'text/plain'],
+    ['http://detectportal.firefox.com/success.txt', 'detectportal.firefox.com', 'text/plain;q=0.9'],
+    ['http://detectportal.firefox.com/canonical.html', 'detectportal.firefox.com', 'text/plain'],
+  ] as const;
+
+  it.each(probes)('%s (Accept %s) gets the 302 to the splash page', (target, host, accept) => {
+    expect(decide({ target, host, accept })).toEqual(redirectTo(target));
+    // HEAD too, in origin-form (what a client sends to a server it thinks is the origin).
+    const path = target.slice(target.indexOf('/', 7));
+    expect(decide({ method: 'HEAD', target: path, host, accept })).toEqual(redirectTo(target));
+  });
+
+  it('lists every path of the table, and the tests above cover every path', () => {
+    const tested = new Set(probes.map(([target]) => new URL(target).pathname));
+    expect(new Set(CAPTIVE_PROBES.flatMap((p) => p.paths))).toEqual(tested);
+  });
+
+  it('matches the path on any host (a lab without real DNS), ignoring the query and the case', () => {
+    expect(status(decide({ target: 'http://10.92.0.2/generate_204', accept: undefined }))).toBe(302);
+    expect(status(decide({ target: 'http://probe.lan/Hotspot-Detect.HTML?x=1', accept: 'x/y' }))).toBe(302);
+    expect(isCaptivePortalProbe('/ncsi.txt?cb=1')).toBe(true);
+    expect(isCaptivePortalProbe('/generate_204/')).toBe(false);
+    expect(isCaptivePortalProbe('/a/generate_204')).toBe(false);
+    expect(isCaptivePortalProbe(`/${'x'.repeat(100_000)}`)).toBe(false);
+    // Not a probe: the same host, another path, no page load → 511 as for any script.
+    expect(
+      status(decide({ target: 'http://www.google.com/x.js', host: 'www.google.com', accept: '*/x' })),
+    ).toBe(511);
+  });
+
+  it('answers a probe with the 302 even when its host is in the walled garden, never on Doorman’s own site', () => {
+    const garden = settings({ hosts: ['*.google.com', 'captive.apple.com'], cidrs: ['10.92.0.0/16'] });
+    const target = 'http://www.google.com/generate_204';
+    expect(decide({ target, host: 'www.google.com' }, { settings: garden })).toEqual(redirectTo(target));
+    expect(status(decide({ target: 'http://10.92.0.2/hotspot-detect.html' }, { settings: garden }))).toBe(
+      302,
+    );
+    // The walled garden still lets other requests through
+    expect(
+      decide({ target: 'http://www.google.com/', host: 'www.google.com' }, { settings: garden }),
+    ).toEqual(NO_CHANGE);
+    expect(decide({ target: `${BASE}generate_204` })).toEqual(NO_CHANGE);
+  });
+
+  it('lets an identified client’s probe through (mode off, a session, a user name from Squid)', () => {
+    const target = 'http://captive.apple.com/hotspot-detect.html';
+    expect(decide({ target }, { isIdentified: () => true })).toEqual(NO_CHANGE);
+    expect(decide({ target, clientUsername: 'alice' })).toEqual(NO_CHANGE);
+    expect(decide({ target }, { settings: { ...settings(), mode: 'off' } })).toEqual(NO_CHANGE);
+  });
+});
+
+describe('decidePortal: registration mode asks for the device’s MAC last', () => {
+  const registration: PortalDecisionSettings = {
+    ...settings({ hosts: ['garden.example'] }),
+    mode: 'registration',
+  };
+
+  it('lets a registered device through (asynchronously), and redirects one that is not', async () => {
+    const asked: string[] = [];
+    const isRegisteredDevice = (ip: string) => (asked.push(ip), Promise.resolve(ip === '2001:db8::5'));
+    const input = { settings: registration, isRegisteredDevice };
+    expect(await decideAny({ clientIp: '2001:DB8::5' }, input)).toEqual(NO_CHANGE);
+    expect(await decideAny({ clientIp: '10.91.0.2' }, input)).toEqual(
+      redirectTo('http://example.com/page?a=1'),
+    );
+    expect(status(await decideAny({ clientIp: '10.91.0.2', accept: 'image/png' }, input))).toBe(511);
+    // an OS probe of a registered device reaches the real server, so the OS says "online"
+    const probe = { clientIp: '2001:db8::5', target: 'http://captive.apple.com/hotspot-detect.html' };
+    expect(await decideAny(probe, input)).toEqual(NO_CHANGE);
+    expect(asked).toEqual(['2001:db8::5', '10.91.0.2', '10.91.0.2', '2001:db8::5']);
+  });
+
+  it('a failed lookup (a rejection) is "not registered": the splash page explains, decide never rejects', async () => {
+    const isRegisteredDevice = () => Promise.reject(new Error('ip: not found'));
+    const decision = decideAny({}, { settings: registration, isRegisteredDevice });
+    await expect(decision).resolves.toEqual(redirectTo('http://example.com/page?a=1'));
+  });
+
+  it('never looks the MAC up when something cheaper decides, nor in the other modes', () => {
+    let asked = 0;
+    const isRegisteredDevice = () => (asked++, Promise.resolve(true));
+    const input = { settings: registration, isRegisteredDevice };
+    expect(decide({}, { ...input, isIdentified: () => true })).toEqual(NO_CHANGE);
+    expect(decide({ clientUsername: 'alice' }, input)).toEqual(NO_CHANGE);
+    expect(decide({ target: 'http://garden.example/' }, input)).toEqual(NO_CHANGE);
+    expect(decide({ target: `${BASE}portal/` }, input)).toEqual(NO_CHANGE);
+    for (const mode of ['off', 'agreement', 'authentication'] as const)
+      expect(status(decide({}, { ...input, settings: { ...registration, mode } }))).toBe(
+        mode === 'off' ? 204 : 302,
+      );
+    // No client address: nothing to look up.
+    expect(status(decide({ clientIp: undefined }, input))).toBe(302);
+    expect(asked).toBe(0);
   });
 });
