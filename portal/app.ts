@@ -17,6 +17,7 @@ import { formBody } from './middleware/form-body.ts';
 import { KeyFailureLimiter } from './middleware/key-rate-limit.ts';
 import { mount } from './middleware/mount.ts';
 import { requireParams } from './middleware/require-params.ts';
+import { splashPages, type SplashDeps } from './splash/routes.ts';
 import { appShell } from './shell.ts';
 import type { PortalState } from './state.ts';
 
@@ -36,6 +37,8 @@ export interface PortalDeps {
   proxyKey?: ProxyKeyMatcher;
   /** The admin screens under {baseUrl}admin/; without this they do not exist (404 like any unknown path). */
   admin?: AdminDeps;
+  /** The captive portal's splash pages under {baseUrl}portal/; without this they do not exist. */
+  splash?: SplashDeps;
 }
 
 /**
@@ -72,13 +75,18 @@ export function createApp(deps: PortalDeps): Koa<PortalState> {
     deps.admin === undefined
       ? undefined
       : adminScreens({ config, clock, log, proxyKey: deps.proxyKey }, deps.admin);
-  // Everything under admin/ belongs to the admin screens (HTML), the rest to the API (JSON).
-  const routes: RouterMiddleware<PortalState> =
-    admin === undefined
-      ? api
-      : function adminOrApi(ctx, next) {
-          return ctx.path === '/admin' || ctx.path.startsWith('/admin/') ? admin(ctx, next) : api(ctx, next);
-        };
+  const splash =
+    deps.splash === undefined
+      ? undefined
+      : splashPages({ config, clock, log, proxyKey: deps.proxyKey, sessions, commits }, deps.splash);
+  // Everything under admin/ belongs to the admin screens (HTML), under portal/ to the splash pages, the rest
+  // to the API (JSON).
+  const under = (path: string, room: string) => path === `/${room}` || path.startsWith(`/${room}/`);
+  const routes: RouterMiddleware<PortalState> = function screensOrApi(ctx, next) {
+    if (admin !== undefined && under(ctx.path, 'admin')) return admin(ctx, next);
+    if (splash !== undefined && under(ctx.path, 'portal')) return splash(ctx, next);
+    return api(ctx, next);
+  };
 
   const app = appShell(log);
   app.use(mount(new URL(config.baseUrl).pathname, routes));

@@ -12,10 +12,11 @@ export interface PortalState {
   /** Set by loadAdminSession (admin screens): the signed-in administrator and the cookie token that found them. */
   admin?: { session: AdminSession; token: string };
   /**
-   * Set by the admin screens: the error handler shows refusals as this HTML page instead of JSON. `message` is
-   * undefined for a 500, whose details stay in the log.
+   * Set by the admin screens and the splash pages: the error handler shows refusals as this HTML page instead
+   * of JSON. `message` is undefined for a 500, whose details stay in the log; `code` is the refusal's ApiError
+   * code (undefined for a 500), for pages that carry a stable code of their own.
    */
-  errorPage?: (status: number, message: string | undefined) => string;
+  errorPage?: (status: number, message: string | undefined, code?: string) => string;
 }
 
 type Ctx = ParameterizedContext<PortalState>;

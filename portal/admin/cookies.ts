@@ -12,6 +12,8 @@ export interface CookieOptions {
   secure: boolean;
   /** Lifetime; 0 deletes the cookie. */
   maxAgeSeconds: number;
+  /** Default Strict; the splash page's CSRF cookie is Lax (it must come along on a redirect from elsewhere). */
+  sameSite?: 'Strict' | 'Lax';
 }
 
 /** cookie-name and cookie-octet of RFC 6265 §4.1.1 (our values are base64url), and a path with no ';'. */
@@ -19,7 +21,7 @@ const NAME = /^[A-Za-z0-9_-]+$/;
 const VALUE = /^[\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]*$/;
 const PATH = /^\/[\x21-\x3A\x3C-\x7E]*$/;
 
-/** A Set-Cookie value: always HttpOnly (no script reads it) and SameSite=Strict (no other site sends it). */
+/** A Set-Cookie value: always HttpOnly (no script reads it) and SameSite=Strict (no other site sends it) or Lax. */
 export function serializeCookie(name: string, value: string, options: CookieOptions): string {
   if (!NAME.test(name) || !VALUE.test(value)) throw new Error(`cookie ${name}: name or value not allowed`);
   if (!PATH.test(options.path)) {
@@ -30,7 +32,7 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
     `Path=${options.path}`,
     `Max-Age=${Math.max(0, Math.floor(options.maxAgeSeconds))}`,
     'HttpOnly',
-    'SameSite=Strict',
+    `SameSite=${options.sameSite ?? 'Strict'}`,
   ];
   if (options.secure) parts.push('Secure');
   return parts.join('; ');

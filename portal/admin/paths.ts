@@ -6,15 +6,31 @@ export interface AdminPaths {
   signOut: string;
   directory: string;
   style: string;
+  /** The captive portal screen: its settings, current sessions and Device Groups. */
+  portal: string;
+  /** POST: end every session the portal made (API sessions stay). */
+  clearSessions: string;
+  /** POST: add a Device Group. */
+  deviceGroups: string;
+  /** GET: a Device Group's edit page; POST: save it. */
+  deviceGroup(id: number): string;
+  /** POST: remove a Device Group. */
+  removeDeviceGroup(id: number): string;
 }
 
 export function adminPaths(basePath: string): AdminPaths {
   const root = `${basePath.endsWith('/') ? basePath : `${basePath}/`}admin/`;
+  const portal = `${root}portal`;
   return {
     root,
     signIn: `${root}sign-in`,
     signOut: `${root}sign-out`,
     directory: `${root}directory`,
     style: `${root}style.css`,
+    portal,
+    clearSessions: `${portal}/clear-sessions`,
+    deviceGroups: `${portal}/groups`,
+    deviceGroup: (id) => `${portal}/groups/${id}`,
+    removeDeviceGroup: (id) => `${portal}/groups/${id}/remove`,
   };
 }

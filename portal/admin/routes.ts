@@ -5,7 +5,7 @@ import type { Config } from '../../lib/config/schema.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
 import type { AdminStore } from '../../lib/store/admin-store.ts';
 import { ApiError } from '../errors.ts';
-import { allowMethods } from '../middleware/allow-methods.ts';
+import { routeAdder } from '../middleware/allow-methods.ts';
 import type { ProxyKeyMatcher } from '../../lib/net/client-address.ts';
 import { clientIp } from '../middleware/client-ip.ts';
 import { formBody } from '../middleware/form-body.ts';
@@ -15,6 +15,8 @@ import { checkSessionCsrf, CSRF_FIELD, SignInCsrf } from './csrf.ts';
 import type { ApplyResult, DirectoryAdmin } from './directory-admin.ts';
 import { DIRECTORY_FIELDS, EMPTY_FORM, readDirectoryForm, settingsToForm } from './directory-form.ts';
 import { adminPaths, type AdminPaths } from './paths.ts';
+import type { PortalAdmin } from './portal-admin.ts';
+import { portalScreen } from './portal-screen.ts';
 import { loadAdminSession, requireAdmin, seeOther } from './session.ts';
 import { type FailureLimit, SignInLimits } from './sign-in-limits.ts';
 import { directoryPage, groupsFound, type Outcome } from './views/directory.ts';
@@ -25,6 +27,8 @@ import { STYLE } from './views/style.ts';
 export interface AdminDeps {
   store: AdminStore;
   directory: DirectoryAdmin;
+  /** The captive portal screen's stores: settings, Device Groups, sessions. */
+  portal: PortalAdmin;
   /** Wrong sign-ins allowed per client address group in a window, then 429. Default: 5 per 300 s. */
   signInLimits?: FailureLimit;
   /** Wrong sign-ins allowed per account from addresses it has not signed in from. Default: 10 per 60 s. */
@@ -60,7 +64,8 @@ const SECURITY_HEADERS = {
 } as const;
 
 /**
- * The admin screens under {base}admin/: sign-in, sign-out and the directory settings. Server-rendered HTML
+ * The admin screens under {base}admin/: sign-in, sign-out, the directory settings and the captive portal
+ * (portal-screen.ts). Server-rendered HTML
  * without script. Each route is a fixed list of steps like the API's: method, session or client address and
  * rate limit, capped body, CSRF token, handler. Returns one middleware for every path under /admin (after the
  * base path is stripped); an unknown one there is an HTML 404.
@@ -83,18 +88,7 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
   const renderError = (status: number, message: string | undefined) => errorPage(paths, status, message);
 
   const router = new Router<PortalState>({ strict: true, sensitive: true });
-  const route = (
-    path: string,
-    handlers: { GET?: Middleware<PortalState>[]; POST?: Middleware<PortalState>[] },
-  ) => {
-    if (handlers.GET) router.get(path, ...handlers.GET);
-    if (handlers.POST) router.post(path, ...handlers.POST);
-    // Reached only when neither of the above matched the method.
-    router.all(
-      path,
-      allowMethods(...(handlers.GET ? ['GET', 'HEAD'] : []), ...(handlers.POST ? ['POST'] : [])),
-    );
-  };
+  const route = routeAdder(router);
 
   route('/admin', { GET: [(ctx) => seeOther(ctx, paths.root)] });
   route('/admin/', {
@@ -148,6 +142,8 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
       applyDirectory(paths, directory, log),
     ],
   });
+
+  portalScreen(route, { paths, clock, log, signedIn: [session, signedIn] }, deps.portal);
 
   const routes = router.routes();
   // Nothing runs after the admin screens: a path under /admin is theirs, answered or not.

@@ -27,12 +27,12 @@ export function errorHandler(log: (line: string) => void): Middleware<PortalStat
       if (error instanceof ApiError) {
         ctx.status = error.status;
         ctx.set(error.headers);
-        show(ctx, error.toJSON(), error.message);
+        show(ctx, error.toJSON(), error.message, error.code);
         return;
       }
       log(`portal: internal error, ${ctx.method} ${ctx.path}: ${describe(error)}`);
       ctx.status = 500;
-      show(ctx, { ok: false, error: 'server_error' }, undefined);
+      show(ctx, { ok: false, error: 'server_error' }, undefined, undefined);
     }
   };
 }
@@ -44,13 +44,18 @@ const busyError = (): ApiError =>
     { headers: { 'Retry-After': String(BUSY_RETRY_AFTER_SECONDS) } },
   );
 
-function show(ctx: ParameterizedContext<PortalState>, json: object, message: string | undefined): void {
+function show(
+  ctx: ParameterizedContext<PortalState>,
+  json: object,
+  message: string | undefined,
+  code: string | undefined,
+): void {
   const page = ctx.state.errorPage;
   if (page === undefined) {
     ctx.body = json;
   } else {
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page(ctx.status, message);
+    ctx.body = page(ctx.status, message, code);
   }
 }
 

@@ -54,12 +54,14 @@ export function form(fields: Record<string, string>): { body: string; headers: R
 /** Just enough of a browser for the admin screens: one cookie jar, forms posted urlencoded. */
 export function browser(
   baseUrl: () => string,
+  options: { proxy?: { host: string; port: number } } = {},
 ): (path: string, fields?: Record<string, string>) => Promise<Response> {
   const jar = new Map<string, string>();
   return async (path, fields) => {
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
     const res = await http(`${baseUrl()}${path}`, {
       method: fields ? 'POST' : 'GET',
+      ...(options.proxy ? { proxy: options.proxy } : {}),
       headers: {
         ...(cookie ? { cookie } : {}),
         ...(fields ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),

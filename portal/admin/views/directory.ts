@@ -57,7 +57,7 @@ export function directoryPage(view: DirectoryView): string {
   const plain = values.transport === 'plain';
   return layout(
     'Directory service',
-    { paths, signedIn: { user: view.user, csrf: view.csrf } },
+    { paths, signedIn: { user: view.user, csrf: view.csrf }, here: 'directory' },
     html`<h1>Directory service settings</h1>
       ${banner(view, problems)}
       <form method="post" action="${paths.directory}">

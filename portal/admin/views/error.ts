@@ -11,6 +11,7 @@ const TITLES: Readonly<Record<number, string>> = {
   415: 'Unsupported form',
   429: 'Too many attempts',
   500: 'Something went wrong',
+  503: 'Busy: try again',
 };
 
 /** A refusal as a page. For a 500 there is no message: the details are in the server's log only. */

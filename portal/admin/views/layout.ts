@@ -1,15 +1,25 @@
 import { html, type Html } from '../html.ts';
 import type { AdminPaths } from '../paths.ts';
 
-/** What every page shows around its content: the sign-out button when someone is signed in. */
+/** What every page shows around its content: the screens and the sign-out button when someone is signed in. */
 export interface Chrome {
   paths: AdminPaths;
   signedIn?: { user: string; csrf: string };
+  /** The screen this page belongs to: marked in the navigation (aria-current). */
+  here?: Screen;
 }
+
+export type Screen = 'directory' | 'portal';
+
+/** The admin screens, in the order the navigation lists them. */
+const SCREENS: readonly { screen: Screen; label: string; path: (paths: AdminPaths) => string }[] = [
+  { screen: 'directory', label: 'Directory service', path: (p) => p.directory },
+  { screen: 'portal', label: 'Captive portal', path: (p) => p.portal },
+];
 
 /** A whole admin page. No script anywhere: the CSP forbids it, and nothing needs it. */
 export function layout(title: string, chrome: Chrome, content: Html): string {
-  const { paths, signedIn } = chrome;
+  const { paths, signedIn, here } = chrome;
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -22,6 +32,21 @@ export function layout(title: string, chrome: Chrome, content: Html): string {
       <body>
         <header>
           <p class="brand"><a href="${paths.root}">Doorman administration</a></p>
+          ${
+            signedIn &&
+            html`<nav aria-label="Screens">
+              <ul>
+                ${SCREENS.map(
+                  (s) =>
+                    html`<li>
+                      <a href="${s.path(paths)}" ${s.screen === here ? html`aria-current="page"` : ''}
+                        >${s.label}</a
+                      >
+                    </li>`,
+                )}
+              </ul>
+            </nav>`
+          }
           ${
             signedIn &&
             html`<form class="sign-out" method="post" action="${paths.signOut}">

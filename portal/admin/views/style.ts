@@ -27,4 +27,29 @@ textarea { font-family: ui-monospace, monospace; font-size: 0.85rem; }
 button { font: inherit; padding: 0.45rem 1.1rem; border-radius: 3px; border: 1px solid #23313f;
   background: #23313f; color: #fff; cursor: pointer; }
 header button { background: transparent; border-color: #fff; }
+header { flex-wrap: wrap; }
+header nav ul { display: flex; flex-wrap: wrap; gap: 0.2rem 1rem; margin: 0; padding: 0; list-style: none; }
+header nav a { font-weight: normal; }
+header nav a[aria-current=page] { font-weight: 600; text-decoration: underline; text-underline-offset: 0.25em; }
+:focus-visible { outline: 3px solid #c98a00; outline-offset: 2px; }
+h2 { margin: 2rem 0 0.6rem; font-size: 1.25rem; }
+input[type=date] { padding: 0.4rem; font: inherit; border: 1px solid #8a8a86; border-radius: 3px; }
+.choice label { font-weight: 600; }
+.choice .hint { margin: 0 0 0.6rem 1.7rem; }
+.choice input { margin: 0 0.4rem 0 0.1rem; }
+table.groups { width: 100%; border-collapse: collapse; background: #fff; margin: 0 0 1.2rem; }
+table.groups th, table.groups td { text-align: left; vertical-align: top; padding: 0.4rem 0.5rem;
+  border-bottom: 1px solid #c8c8c4; overflow-wrap: break-word; }
+table.groups td.networks { overflow-wrap: anywhere; font-family: ui-monospace, monospace; font-size: 0.85rem; }
+.danger-zone { margin-top: 2rem; }
+.danger-zone .hint { margin-bottom: 0.6rem; }
+button.danger { background: #a0161b; border-color: #a0161b; }
+.banner form { margin-top: 0.6rem; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);
+  white-space: nowrap; }
+@media (max-width: 30rem) {
+  header { padding: 0.6rem 1rem; }
+  main { padding: 0 1rem; margin-top: 1rem; }
+  fieldset { padding: 0.6rem 0.7rem; }
+}
 `;

@@ -4,7 +4,10 @@ import { directorySettingsSchema, type DirectorySettings } from '../../../../lib
 import { AdminStore } from '../../../../lib/store/admin-store.ts';
 import { ApiKeyStore } from '../../../../lib/store/api-key-store.ts';
 import { openDatabase, type Db } from '../../../../lib/store/database.ts';
+import type { Schedule } from '../../../../lib/store/busy.ts';
+import { DeviceGroupStore } from '../../../../lib/store/device-group-store.ts';
 import { GroupCommit } from '../../../../lib/store/group-commit.ts';
+import { PortalSettingsStore } from '../../../../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
 import type { ApplyResult, DirectoryAdmin } from '../../../../portal/admin/directory-admin.ts';
 import type { AdminDeps } from '../../../../portal/admin/routes.ts';
@@ -128,6 +131,10 @@ export interface AdminPortal {
   clock: ManualClock;
   store: AdminStore;
   directory: FakeDirectory;
+  /** The captive portal screen's stores, on the same DB. */
+  sessions: SessionStore;
+  portalSettings: PortalSettingsStore;
+  deviceGroups: DeviceGroupStore;
   logs: string[];
   /** The path of baseUrl: '/' unless the test configures another. */
   base: string;
@@ -136,26 +143,54 @@ export interface AdminPortal {
   close(): Promise<void>;
 }
 
-/** The portal with its admin screens, an admin `root` with ADMIN_PASSWORD, and a fake directory. */
+export interface AdminPortalOptions {
+  /** The session DB (default: a new in-memory one), closed by close(). */
+  db?: Db;
+  /** The timers the portal stores wait on while another connection holds the write lock. */
+  schedule?: Schedule;
+  /** The time zone the portal screen names. Default: the test process's. */
+  timeZone?: string;
+}
+
+/**
+ * The portal with its admin screens, an admin `root` with ADMIN_PASSWORD, a fake directory, and the real
+ * portal settings, Device Group and session stores.
+ */
 export async function startAdminPortal(
   config: ConfigInput = {},
   options: Partial<Pick<AdminDeps, 'signInLimits' | 'accountLimits'>> = {},
+  setup: AdminPortalOptions = {},
 ): Promise<AdminPortal> {
-  const db = openDatabase(':memory:');
+  const db = setup.db ?? openDatabase(':memory:');
   const clock = new ManualClock();
   const store = new AdminStore(db, clock);
+  const sessions = new SessionStore(db, clock);
+  const storeOptions = { clock, ...(setup.schedule === undefined ? {} : { schedule: setup.schedule }) };
+  const portalSettings = new PortalSettingsStore(db, storeOptions);
+  const deviceGroups = new DeviceGroupStore(db, storeOptions);
   await store.setPassword(ADMIN, ADMIN_PASSWORD);
   const directory = new FakeDirectory();
   const logs: string[] = [];
   const parsed = configSchema.parse(config);
   const app = createApp({
     config: parsed,
-    sessions: new SessionStore(db, clock),
+    sessions,
     commits: new GroupCommit(db),
     apiKeys: new ApiKeyStore(db, clock),
     clock,
     log: (l) => logs.push(l),
-    admin: { store, directory, ...options },
+    admin: {
+      store,
+      directory,
+      portal: {
+        settings: portalSettings,
+        deviceGroups,
+        sessions,
+        ...(setup.timeZone === undefined ? {} : { timeZone: setup.timeZone }),
+        ...(setup.schedule === undefined ? {} : { schedule: setup.schedule }),
+      },
+      ...options,
+    },
   });
   const server = await startServer(app, [{ host: '127.0.0.1', port: 0 }]);
   const target = server.addresses[0];
@@ -166,6 +201,9 @@ export async function startAdminPortal(
     clock,
     store,
     directory,
+    sessions,
+    portalSettings,
+    deviceGroups,
     logs,
     base: new URL(parsed.baseUrl).pathname,
     send: (o) => sendTo(target, o),

@@ -1,0 +1,113 @@
+import type { Commits } from '../store/group-commit.ts';
+import type { Session, SessionKey, SessionStore, StartSession } from '../store/session-store.ts';
+import { addressBinding } from './address-binding.ts';
+import { portalSessionLimits, registrationExpiry } from './session-limits.ts';
+import type { PortalSettings } from './settings.ts';
+
+/**
+ * The sessions the splash page starts, one function per mode, exactly as the portal's state table says (see
+ * lib/portal/session-limits.ts for the limits). Pure but for startPortalSession, which writes through the web
+ * app's group commits (busy retries included: a DB held by another process ends as StoreBusyError, a 503).
+ */
+
+/** The name an agreement session carries in the logs: the Device Group the device is in. */
+export const agreementUsername = (groupName: string): string => `agreement:${groupName}`;
+
+/** Authentication: the directory's name for the user, on the device's IP, with the idle and hard timeouts. */
+export function authenticationSession(
+  ip: string,
+  username: string,
+  settings: Pick<PortalSettings, 'idleTimeoutMinutes' | 'hardTimeoutMinutes'>,
+  now: number,
+): StartSession {
+  return {
+    key: { kind: 'ip', value: ip },
+    username,
+    source: 'portal',
+    ...portalSessionLimits(settings, now),
+  };
+}
+
+/** Usage Agreement Only: `agreement:<group>` on the device's IP, with the idle and hard timeouts. */
+export function agreementSession(
+  ip: string,
+  groupName: string,
+  settings: Pick<PortalSettings, 'idleTimeoutMinutes' | 'hardTimeoutMinutes'>,
+  now: number,
+): StartSession {
+  return {
+    key: { kind: 'ip', value: ip },
+    username: agreementUsername(groupName),
+    source: 'agreement',
+    ...portalSessionLimits(settings, now),
+  };
+}
+
+/** Device Registration: the user on the device's MAC (normalised), until the clear date begins; no idle limit. */
+export function registrationSession(
+  mac: string,
+  username: string,
+  settings: Pick<PortalSettings, 'registrationClearDate'>,
+  now: number,
+): StartSession {
+  const expiresAt = registrationExpiry(settings, now);
+  return {
+    key: { kind: 'mac', value: mac },
+    username,
+    source: 'registration',
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+  };
+}
+
+/**
+ * Start a portal session in one transaction of the group commit, answered once committed (the session helper
+ * sees it when the browser follows the redirect). A registration from an IPv6 client also binds the client's
+ * address to it (lib/portal/address-binding.ts): Squid cannot give the helper an IPv6 client's MAC.
+ */
+export function startPortalSession(
+  sessions: SessionStore,
+  commits: Commits,
+  start: StartSession,
+  options: { clientIp: string; settings: PortalSettings },
+): Promise<{ session: Session; binding: Session | undefined }> {
+  return commits.run(() => {
+    const session = sessions.start(start);
+    const bind = session.key.kind === 'mac' && options.clientIp.includes(':');
+    const binding = bind
+      ? sessions.start(addressBinding(session, options.clientIp, options.settings))
+      : undefined;
+    return { session, binding };
+  });
+}
+
+/**
+ * Whether a stored session still identifies its device as far as the DB can tell: before its hard expiry and
+ * not idle past its limit by its stored "last seen". The same test as the ICAP decision's, with no grace: the
+ * helpers write "last seen" only every lastSeenFlushSeconds, so a session may look idle here while a helper
+ * still answers OK for it. Erring that way only shows the sign-in form to a device that is still connected
+ * (signing in again replaces the session); erring the other way would send a device the helper has already
+ * refused from the splash page back to ICAP's redirect, a loop.
+ */
+export function isLive(session: Session, now: number): boolean {
+  if (session.expiresAt !== undefined && session.expiresAt <= now) return false;
+  return session.idleTimeoutMs === undefined || now - session.lastSeen <= session.idleTimeoutMs;
+}
+
+/** The live session identifying a client: on its IP, else (registration mode) on its MAC. */
+export function liveSessionFor(
+  sessions: Pick<SessionStore, 'find'>,
+  keys: readonly SessionKey[],
+  now: number,
+): Session | undefined {
+  for (const key of keys) {
+    const found = sessions.find(key);
+    if (found !== undefined && isLive(found, now)) return found;
+  }
+  return undefined;
+}
+
+/** Whole seconds until the hard expiry (RFC 8908 seconds-remaining), at least 0; undefined when there is none. */
+export function secondsRemaining(session: Session, now: number): number | undefined {
+  if (session.expiresAt === undefined) return undefined;
+  return Math.max(0, Math.floor((session.expiresAt - now) / 1000));
+}

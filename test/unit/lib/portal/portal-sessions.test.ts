@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../../lib/clock.ts';
+import {
+  agreementSession,
+  authenticationSession,
+  isLive,
+  registrationSession,
+  secondsRemaining,
+  startPortalSession,
+} from '../../../../lib/portal/portal-sessions.ts';
+import { localMidnight } from '../../../../lib/portal/session-limits.ts';
+import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../lib/portal/settings.ts';
+import { openDatabase } from '../../../../lib/store/database.ts';
+import { GroupCommit } from '../../../../lib/store/group-commit.ts';
+import { SessionStore, type Session } from '../../../../lib/store/session-store.ts';
+
+const NOW = Date.UTC(2026, 5, 1, 9);
+const settings = (over: Partial<PortalSettings> = {}): PortalSettings => ({
+  ...structuredClone(DEFAULT_PORTAL_SETTINGS),
+  ...over,
+});
+
+describe('the sessions the splash page starts (the state table)', () => {
+  it('authentication: the user on the IP, source portal, hard and idle timeouts', () => {
+    expect(authenticationSession('10.0.0.5', 'alice', settings(), NOW)).toEqual({
+      key: { kind: 'ip', value: '10.0.0.5' },
+      username: 'alice',
+      source: 'portal',
+      expiresAt: NOW + 480 * 60_000,
+      idleTimeoutMs: 60 * 60_000,
+    });
+    expect(
+      authenticationSession(
+        '10.0.0.5',
+        'alice',
+        settings({ idleTimeoutMinutes: null, hardTimeoutMinutes: null }),
+        NOW,
+      ),
+    ).toEqual({ key: { kind: 'ip', value: '10.0.0.5' }, username: 'alice', source: 'portal' });
+  });
+
+  it('agreement: agreement:<group> on the IP, source agreement, the same timeouts', () => {
+    expect(agreementSession('10.0.0.5', 'Library PCs', settings({ hardTimeoutMinutes: 30 }), NOW)).toEqual({
+      key: { kind: 'ip', value: '10.0.0.5' },
+      username: 'agreement:Library PCs',
+      source: 'agreement',
+      expiresAt: NOW + 30 * 60_000,
+      idleTimeoutMs: 60 * 60_000,
+    });
+  });
+
+  it('registration: the user on the MAC until the clear date begins, no idle limit', () => {
+    expect(
+      registrationSession(
+        '3c:22:fb:12:34:56',
+        'alice',
+        settings({ registrationClearDate: '2026-09-01' }),
+        NOW,
+      ),
+    ).toEqual({
+      key: { kind: 'mac', value: '3c:22:fb:12:34:56' },
+      username: 'alice',
+      source: 'registration',
+      expiresAt: localMidnight('2026-09-01'),
+    });
+    expect(registrationSession('3c:22:fb:12:34:56', 'alice', settings(), NOW)).not.toHaveProperty(
+      'expiresAt',
+    );
+  });
+
+  it('starts a registration with an address binding for an IPv6 client only, in one commit', async () => {
+    const db = openDatabase(':memory:');
+    const clock = new ManualClock(NOW);
+    const sessions = new SessionStore(db, clock);
+    const commits = new GroupCommit(db);
+    const s = settings({ registrationClearDate: '2026-09-01', idleTimeoutMinutes: 15 });
+    const v4 = await startPortalSession(
+      sessions,
+      commits,
+      registrationSession('02:00:00:00:00:01', 'bob', s, NOW),
+      {
+        clientIp: '10.0.0.5',
+        settings: s,
+      },
+    );
+    expect(v4.binding).toBeUndefined();
+    const v6 = await startPortalSession(
+      sessions,
+      commits,
+      registrationSession('3c:22:fb:12:34:56', 'alice', s, NOW),
+      {
+        clientIp: '2001:db8::5',
+        settings: s,
+      },
+    );
+    expect(v6.binding).toMatchObject({
+      key: { kind: 'ip', value: '2001:db8::5' },
+      username: 'alice',
+      source: 'registration',
+      expiresAt: localMidnight('2026-09-01'),
+      idleTimeoutMs: 15 * 60_000,
+    });
+    expect(sessions.list()).toHaveLength(3);
+    db.close();
+  });
+});
+
+describe('isLive and secondsRemaining', () => {
+  const session = (over: Partial<Session>): Session => ({
+    id: 1,
+    key: { kind: 'ip', value: '10.0.0.5' },
+    username: 'alice',
+    source: 'portal',
+    createdAt: NOW,
+    lastSeen: NOW,
+    expiresAt: undefined,
+    idleTimeoutMs: undefined,
+    ...over,
+  });
+
+  it('calls a session idle once its stored last seen is past the limit, with no grace (as the ICAP decision does)', () => {
+    const s = session({ idleTimeoutMs: 60_000 });
+    expect(isLive(s, NOW + 60_000)).toBe(true);
+    expect(isLive(s, NOW + 60_001)).toBe(false);
+    expect(isLive(session({}), NOW + 1e12)).toBe(true);
+    expect(isLive(session({ expiresAt: NOW + 10 }), NOW + 10)).toBe(false);
+  });
+
+  it('counts whole seconds to the hard expiry', () => {
+    expect(secondsRemaining(session({ expiresAt: NOW + 61_999 }), NOW)).toBe(61);
+    expect(secondsRemaining(session({ expiresAt: NOW - 5 }), NOW)).toBe(0);
+    expect(secondsRemaining(session({}), NOW)).toBeUndefined();
+  });
+});
