@@ -73,8 +73,11 @@ export interface Lab {
 }
 
 export interface LabOptions {
-  /** Config fields on top of the lab's own (ports, state dir, trusted proxies). */
-  config?: Partial<ConfigInput>;
+  /**
+   * Config fields on top of the lab's own (ports, state dir, trusted proxies); a function gets the port
+   * `doorman serve` will listen on (to add a listen address or a baseUrl on it).
+   */
+  config?: Partial<ConfigInput> | ((ports: { doormanPort: number }) => Partial<ConfigInput>);
   /** Runs after Doorman is up and before Squid's configuration is generated (e.g. apply a directory). */
   beforeSquid?: (doorman: Lab['doorman']) => Promise<void>;
 }
@@ -96,7 +99,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
     stateDir: join(dir, 'state'),
     // Tests look right after a login or logout: no caching in Squid.
     squid: { ttl: 0, negativeTtl: 0, concurrency: 50, childrenMax: 2 },
-    ...options.config,
+    ...(typeof options.config === 'function' ? options.config({ doormanPort }) : options.config),
   };
   writeFileSync(configFile, JSON.stringify(config, null, 2), { mode: 0o644 });
 

@@ -144,7 +144,8 @@ function removeNetns(name: string): void {
   }
 }
 
-function netnsPids(name: string): number[] {
+/** The processes running in namespace `name` (none when it does not exist). */
+export function netnsPids(name: string): number[] {
   try {
     return execFileSync('ip', ['netns', 'pids', name], {
       encoding: 'utf8',
@@ -158,7 +159,7 @@ function netnsPids(name: string): number[] {
   }
 }
 
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
