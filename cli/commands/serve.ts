@@ -4,6 +4,7 @@ import { SessionCache } from '../../icap-server/session-cache.ts';
 import { portalService, type PortalService } from '../../icap-server/portal-service.ts';
 import { createIcapServer, type IcapServer } from '../../icap-server/server.ts';
 import { type Clock, systemClock } from '../../lib/clock.ts';
+import { leastIdleSeconds } from '../../lib/config/schema.ts';
 import { findMac } from '../../lib/net/find-mac.ts';
 import { MacLookupCache } from '../../lib/net/mac-lookup-cache.ts';
 import type { MacLookup } from '../../lib/net/mac-lookup.ts';
@@ -135,7 +136,12 @@ export const serveCommand: Command = {
           directory: directoryAdminFrom(stores.directory, {
             test: (s, password) => testSettings(s, password, { log }),
           }),
-          portal: { settings: stores.portal, deviceGroups: stores.deviceGroups, sessions: stores.sessions },
+          portal: {
+            settings: stores.portal,
+            deviceGroups: stores.deviceGroups,
+            sessions: stores.sessions,
+            leastIdleMinutes: Math.max(1, Math.ceil(leastIdleSeconds(loaded.config) / 60)),
+          },
         },
         splash: {
           settings: stores.portal,

@@ -14,6 +14,8 @@ export interface PortalAdmin {
   sessions: Pick<SessionStore, 'list' | 'endBySource'>;
   /** The time zone the registration clear date is read in (the server's), named on the screen. Default: Intl's. */
   timeZone?: string;
+  /** The shortest idle timeout the configuration allows (config/schema.ts leastIdleSeconds), named on the screen. */
+  leastIdleMinutes?: number;
   /** The timers Clear current sessions waits on while another process holds the lock (tests pass their own). */
   schedule?: Schedule;
 }

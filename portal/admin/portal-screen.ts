@@ -198,6 +198,7 @@ function portalPageRenderer(context: ScreenContext, admin: PortalAdmin) {
       values,
       timeZone,
       today: localDate(context.clock.now()),
+      leastIdleMinutes: admin.leastIdleMinutes ?? 1,
       portalSessions: admin.sessions.list().filter((s) => sources.includes(s.source)).length,
       groups: admin.deviceGroups.list(),
       newGroup: parts.newGroup ?? EMPTY_GROUP_FORM,

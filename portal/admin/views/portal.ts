@@ -30,6 +30,8 @@ export interface PortalView {
   /** The server's time zone (the registration clear date is a day there) and today's date in it. */
   timeZone: string;
   today: string;
+  /** The shortest idle timeout the store accepts, minutes. */
+  leastIdleMinutes: number;
   /** Live sessions the portal made (API sessions not counted). */
   portalSessions: number;
   groups: readonly DeviceGroup[];
@@ -107,7 +109,7 @@ export function portalPage(view: PortalView): string {
             'idleTimeoutMinutes',
             values.idleTimeoutMinutes,
             PORTAL_LABELS.idleTimeoutMinutes,
-            `In minutes: a session ends after this long without web traffic. From 1 to ${MAX_TIMEOUT_MINUTES}; blank for none.`,
+            `In minutes: a session ends after this long without web traffic. From ${view.leastIdleMinutes} to ${MAX_TIMEOUT_MINUTES}; blank for none.`,
             { inputmode: 'numeric' },
           )}
           ${f.text(

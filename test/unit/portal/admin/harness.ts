@@ -150,6 +150,8 @@ export interface AdminPortalOptions {
   schedule?: Schedule;
   /** The time zone the portal screen names. Default: the test process's. */
   timeZone?: string;
+  /** The shortest idle timeout the screen names. Default 1. */
+  leastIdleMinutes?: number;
 }
 
 /**
@@ -188,6 +190,7 @@ export async function startAdminPortal(
         sessions,
         ...(setup.timeZone === undefined ? {} : { timeZone: setup.timeZone }),
         ...(setup.schedule === undefined ? {} : { schedule: setup.schedule }),
+        ...(setup.leastIdleMinutes === undefined ? {} : { leastIdleMinutes: setup.leastIdleMinutes }),
       },
       ...options,
     },

@@ -385,6 +385,13 @@ describe('saving the portal settings', () => {
     expect(refused.text).toContain('value="&quot;&gt;&lt;b&gt;"');
   });
 
+  it('names the shortest idle timeout the configuration allows beside the field', async () => {
+    const { page } = await signedIn({ leastIdleMinutes: 3 });
+    expect(textOf(page.text)).toContain(
+      'a session ends after this long without web traffic. From 3 to 525600',
+    );
+  });
+
   it('Clear current sessions waits on timers while another process holds the lock, then clears', async () => {
     const holder = tmp.connect();
     let waits = 0;
