@@ -17,6 +17,8 @@
 # them; the process is the whole of serve, web app included).
 # env: RUNS=3 DURATION=5 CONNS="1 8 32" SESSIONS=10000 ICAP_OPEN=1000 CICAP_PORT=1345
 #      ICAP_PORT_204=1354 ICAP_PORT_302=1355 WEB_PORT_204=8192 WEB_PORT_302=8193 FLOOR_PORT=1356
+#      ICAP_WORKERS=N: icap.workers in both serves' configs (unset: serve's default, one thread per core up
+#      to 4; 0: the ICAP service in serve's own thread)
 #      FLOOR=0: leave the Node floor out
 #      PROFILE=1: the 204 server under node --cpu-prof; prints where its time went (results/icap.profile.txt)
 set -euo pipefail
@@ -28,6 +30,7 @@ SESSIONS=${SESSIONS:-10000}; ICAP_OPEN=${ICAP_OPEN:-1000}; PROFILE=${PROFILE:-0}
 CICAP_PORT=${CICAP_PORT:-1345}
 P204=${ICAP_PORT_204:-1354}; P302=${ICAP_PORT_302:-1355}; W204=${WEB_PORT_204:-8192}; W302=${WEB_PORT_302:-8193}
 PFLOOR=${FLOOR_PORT:-1356}; FLOOR=${FLOOR:-1}
+WORKERS_JSON=${ICAP_WORKERS:+, \"workers\": $ICAP_WORKERS}
 [ "$SESSIONS" -le 65536 ] || { echo "SESSIONS is capped at 65,536 (the driver's addresses)" >&2; exit 2; }
 D=$SCRATCH/icap-doorman
 OUT=$RESULTS/icap.jsonl
@@ -46,7 +49,7 @@ setup() {
   "listen": [{ "host": "127.0.0.1", "port": $web }],
   "stateDir": "$D/$name/state",
   "squid": { "intercept": { "httpPort": 3129 } },
-  "icap": { "host": "127.0.0.1", "port": $icap, "maxConnections": $((ICAP_OPEN + 100)) }
+  "icap": { "host": "127.0.0.1", "port": $icap, "maxConnections": $((ICAP_OPEN + 100))$WORKERS_JSON }
 }
 JSON
   chmod 644 "$D/$name/doorman.json"; chmod 755 "$D/$name"

@@ -366,6 +366,8 @@ function splitOutsideQuotes(text: string, separator: string): string[] {
  * exactly the bytes the client sent.
  */
 export function percentEncode(text: string): string {
+  // For ASCII, encodeURIComponent leaves exactly UNRESERVED alone and writes %XX in upper case: the same.
+  if (ASCII.test(text)) return encodeURIComponent(text);
   let out = '';
   for (const byte of Buffer.from(text, 'latin1')) {
     const c = String.fromCharCode(byte);
@@ -373,6 +375,9 @@ export function percentEncode(text: string): string {
   }
   return out;
 }
+
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
 
 const UNRESERVED = new Set(
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".split(''),

@@ -32,6 +32,26 @@ export function isToken(text: string): boolean {
 export function parseFields(lines: readonly string[], what: string, maxCount: number): Field[] {
   if (lines.length > maxCount)
     throw new IcapProtocolError('TOO_LARGE', `${what}s: ${lines.length} fields, at most ${maxCount} allowed`);
+  // Every request goes through here twice (ICAP and HTTP head): one pattern per well-formed line, and the
+  // checks one by one only for a line it refuses, to say what is wrong with it.
+  const fields: Field[] = [];
+  for (const line of lines) {
+    if (!FIELD_LINE.test(line)) return parseFieldsStrictly(lines, what);
+    const colon = line.indexOf(':');
+    fields.push([line.slice(0, colon), trimOws(line.slice(colon + 1))]);
+  }
+  return fields;
+}
+
+/**
+ * A well-formed field line: a token, ":", a value without control characters but HTAB (a folded line starts
+ * with SP or HTAB, which no token does). Linear: each part's characters exclude the one that ends it.
+ */
+// eslint-disable-next-line no-control-regex
+const FIELD_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[^\x00-\x08\x0a-\x1f\x7f]*$/;
+
+/** The same lines checked one by one, throwing for the first that is not a field line. */
+function parseFieldsStrictly(lines: readonly string[], what: string): Field[] {
   const fields: Field[] = [];
   for (const line of lines) {
     if (line.startsWith(' ') || line.startsWith('\t'))
@@ -69,28 +89,40 @@ function trimOws(text: string): string {
  * either way there is no safe choice between the two.
  */
 export class Headers {
-  readonly #byName = new Map<string, string>();
+  #byName: Map<string, string> | undefined;
   readonly fields: readonly Field[];
 
+  /**
+   * With singletons the fields are indexed (and checked) at once; without, only when a field is first asked
+   * for: most of an encapsulated HTTP head is never looked at.
+   */
   constructor(fields: readonly Field[], what: string, singletons: readonly string[] = []) {
     this.fields = fields;
-    for (const [name, value] of fields) {
-      const key = name.toLowerCase();
-      const seen = this.#byName.get(key);
-      if (seen === undefined) this.#byName.set(key, value);
-      else if (singletons.includes(key))
-        throw new IcapProtocolError('MALFORMED', `${what} ${name}: appears more than once`);
-      else this.#byName.set(key, `${seen}, ${value}`);
-    }
+    if (singletons.length > 0) this.#byName = index(fields, what, singletons);
   }
 
   get(name: string): string | undefined {
+    this.#byName ??= index(this.fields, '', []);
     return this.#byName.get(name.toLowerCase());
   }
 
   has(name: string): boolean {
+    this.#byName ??= index(this.fields, '', []);
     return this.#byName.has(name.toLowerCase());
   }
+}
+
+function index(fields: readonly Field[], what: string, singletons: readonly string[]): Map<string, string> {
+  const byName = new Map<string, string>();
+  for (const [name, value] of fields) {
+    const key = name.toLowerCase();
+    const seen = byName.get(key);
+    if (seen === undefined) byName.set(key, value);
+    else if (singletons.includes(key))
+      throw new IcapProtocolError('MALFORMED', `${what} ${name}: appears more than once`);
+    else byName.set(key, `${seen}, ${value}`);
+  }
+  return byName;
 }
 
 /** The members of a comma-separated list field, trimmed, empty ones dropped (RFC 9110 §5.6.1). */

@@ -25,6 +25,8 @@ const HTTP_VERSION = /^HTTP\/[0-9]\.[0-9]$/;
 /** No SP and no control character (bytes past 0x7e pass: a target is the client's, only framing matters). */
 // eslint-disable-next-line no-control-regex
 const BAD_TARGET_CHAR = /[\x00-\x20\x7f]/;
+/** A CR not followed by LF, or an LF not preceded by CR: one search, the lines only to name the one. */
+const BARE_CR_OR_LF = /\r(?!\n)|(?<!\r)\n/;
 
 export function parseHttpHead(raw: Buffer, maxFields: number): HttpRequestHead {
   const text = raw.toString('latin1');
@@ -54,9 +56,11 @@ export function parseHttpHead(raw: Buffer, maxFields: number): HttpRequestHead {
       'MALFORMED',
       `HTTP request line ${show(requestLine)}: expected "METHOD target HTTP/1.1"`,
     );
-  for (const line of lines) {
-    if (line.includes('\n') || line.includes('\r'))
-      throw new IcapProtocolError('MALFORMED', `HTTP header ${show(line)}: bare CR or LF`);
+  if (BARE_CR_OR_LF.test(text)) {
+    for (const line of lines) {
+      if (line.includes('\n') || line.includes('\r'))
+        throw new IcapProtocolError('MALFORMED', `HTTP header ${show(line)}: bare CR or LF`);
+    }
   }
   const headers = new Headers(parseFields(lines, 'HTTP header', maxFields), 'HTTP header');
   return { method, target, version, headers, raw };

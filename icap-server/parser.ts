@@ -93,6 +93,8 @@ export type ParserPhase = 'idle' | 'head' | 'body';
 
 const ICAP_SINGLETONS = ['encapsulated', 'preview', 'host'];
 const PREVIEW = /^[0-9]{1,9}$/;
+/** A CR not followed by LF, or an LF not preceded by CR. */
+const BARE_CR_OR_LF = /\r(?!\n)|(?<!\r)\n/;
 
 type State =
   | { at: 'icap-head'; scanned: number }
@@ -118,6 +120,7 @@ export class IcapParser {
   readonly #queue = new ByteQueue();
   #state: State = { at: 'icap-head', scanned: 0 };
   #reading: Reading | undefined;
+  #lastLine: { text: string; parsed: RequestLine } | undefined;
 
   constructor(limits: Partial<ParserLimits> = {}) {
     this.#limits = { ...DEFAULT_LIMITS, ...limits };
@@ -276,11 +279,16 @@ export class IcapParser {
   #icapHead(text: string): IcapRequest | undefined {
     const lines = text.split('\r\n');
     const first = lines.shift() ?? '';
-    for (const line of [first, ...lines]) {
-      if (line.includes('\r') || line.includes('\n'))
-        throw new IcapProtocolError('MALFORMED', `ICAP head: line ${show(line)} has a bare CR or LF`);
+    // Split on CRLF, a CR or LF left anywhere is a bare one: one search for the head, the lines only to name it.
+    if (BARE_CR_OR_LF.test(text)) {
+      for (const line of [first, ...lines]) {
+        if (line.includes('\r') || line.includes('\n'))
+          throw new IcapProtocolError('MALFORMED', `ICAP head: line ${show(line)} has a bare CR or LF`);
+      }
     }
-    const line = parseRequestLine(first);
+    // A client sends the same request line again and again (Squid: one service URI): parsed once.
+    if (first !== this.#lastLine?.text) this.#lastLine = { text: first, parsed: parseRequestLine(first) };
+    const line = this.#lastLine.parsed;
     const headers = new Headers(
       parseFields(lines, 'ICAP header', this.#limits.maxIcapFields),
       'ICAP header',
@@ -325,7 +333,8 @@ export class IcapParser {
   }
 
   #base(line: RequestLine, headers: Headers): RequestBase {
-    const allow204 = headers.has('preview') || listMembers(headers.get('allow')).includes('204');
+    const allow = headers.get('allow');
+    const allow204 = allow === '204' || headers.has('preview') || listMembers(allow).includes('204');
     return { uri: line.uri, service: line.service, headers, allow204 };
   }
 

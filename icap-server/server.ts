@@ -33,11 +33,17 @@ export type Decision = { kind: 'no-change' } | ({ kind: 'respond' } & HttpAnswer
 export interface Timers {
   set(task: () => void, ms: number): unknown;
   clear(handle: unknown): void;
+  /**
+   * Optional: start a timer that has not fired over again, as if just set. The idle timer is restarted after
+   * every answer; Node's Timeout.refresh does that without a new timer object.
+   */
+  refresh?(handle: unknown): void;
 }
 
 export const systemTimers: Timers = {
   set: (task, ms) => setTimeout(task, ms),
   clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  refresh: (handle) => (handle as ReturnType<typeof setTimeout>).refresh(),
 };
 
 export interface IcapServerOptions {
@@ -60,15 +66,52 @@ export interface IcapServerOptions {
   /** Longest wait for `decide`; then 500. */
   decisionTimeoutMs?: number;
   limits?: Partial<ParserLimits>;
+  /**
+   * Connections counted together with other servers (worker threads listening on one port, see workers.ts),
+   * so maxConnections holds for all of them. Default: this server's own count.
+   */
+  slots?: ConnectionSlots;
+  /**
+   * Connections accepted before this resolves are held, unread, until it does: a thread that listens before
+   * it may open the DB (see worker.ts) answers nothing rather than 500 meanwhile. Default: serve at once.
+   */
+  ready?: Promise<unknown>;
   clock?: Clock;
   timers?: Timers;
   /** One line per event, never a secret. Default: stderr. */
   log?: (line: string) => void;
 }
 
+/** Places for connections, maybe shared with other threads. */
+export interface ConnectionSlots {
+  /** Take one; false when all are taken. */
+  take(): boolean;
+  give(): void;
+  readonly used: number;
+}
+
+/**
+ * Slots counted in shared memory (an Int32Array over a SharedArrayBuffer) by every thread holding it: an
+ * atomic add either stays within `max` or is undone.
+ */
+export function sharedSlots(counter: Int32Array, max: number): ConnectionSlots {
+  return {
+    take: () => {
+      if (Atomics.add(counter, 0, 1) < max) return true;
+      Atomics.sub(counter, 0, 1);
+      return false;
+    },
+    give: () => void Atomics.sub(counter, 0, 1),
+    get used() {
+      return Atomics.load(counter, 0);
+    },
+  };
+}
+
 export interface IcapServer {
   readonly server: Server;
-  listen(port: number, host: string): Promise<AddressInfo>;
+  /** `reusePort`: share the port with other sockets that ask for it too (Linux SO_REUSEPORT). */
+  listen(port: number, host: string, options?: { reusePort?: boolean }): Promise<AddressInfo>;
   /** Connections open now. */
   readonly connections: number;
   /**
@@ -91,12 +134,14 @@ export const DEFAULTS = {
 
 /** What every connection shares: settings and the shutdown flag. Requests hold no reference to it. */
 interface Shared {
-  options: Required<Omit<IcapServerOptions, 'limits'>> & { limits: Partial<ParserLimits> };
+  options: Required<Omit<IcapServerOptions, 'limits' | 'slots' | 'ready'>> & {
+    limits: Partial<ParserLimits>;
+  };
   stamp(): Stamp;
   draining: boolean;
 }
 
-export function createIcapServer(options: IcapServerOptions): IcapServer {
+export function createIcapServer({ slots, ready, ...options }: IcapServerOptions): IcapServer {
   const shared: Shared = {
     options: {
       ...DEFAULTS,
@@ -110,29 +155,60 @@ export function createIcapServer(options: IcapServerOptions): IcapServer {
     draining: false,
   };
   const open = new Set<Connection>();
-  const server = createServer({ allowHalfOpen: true }, (socket) => {
+  let held: Socket[] | undefined;
+  if (ready !== undefined) {
+    held = [];
+    void ready.then(() => {
+      const waiting = held ?? [];
+      held = undefined;
+      for (const socket of waiting) {
+        socket.removeAllListeners('error');
+        // Gone meanwhile (a reset): nothing to answer, no slot to take.
+        if (socket.destroyed) continue;
+        accept(socket);
+      }
+    });
+  }
+  const accept = (socket: Socket) => {
     if (shared.draining) {
       socket.destroy();
       return;
     }
-    if (open.size >= shared.options.maxConnections) {
-      shared.options.log(`connection from ${socket.remoteAddress ?? '?'} refused: ${open.size} open`);
+    if (slots === undefined ? open.size >= shared.options.maxConnections : !slots.take()) {
+      const used = slots?.used ?? open.size;
+      shared.options.log(`connection from ${socket.remoteAddress ?? '?'} refused: ${used} open`);
       socket.on('error', () => socket.destroy());
       socket.end(errorResponse(shared.stamp(), 503, true));
+      // Read and drop what it sent: unread bytes at close would make the kernel reset the connection.
+      socket.resume();
       return;
     }
-    const connection = new Connection(socket, shared, () => open.delete(connection));
+    const connection = new Connection(socket, shared, () => {
+      open.delete(connection);
+      slots?.give();
+    });
     open.add(connection);
+    // Created paused (pauseOnConnect, below): a 'data' listener alone does not start it.
+    if (socket.isPaused()) socket.resume();
+  };
+  // Held sockets are not read at all (pauseOnConnect): a client's FIN then reaches the connection that
+  // takes the socket on, rather than being seen, unheard, before it exists. A Connection reads from the start.
+  const server = createServer({ allowHalfOpen: true, pauseOnConnect: ready !== undefined }, (socket) => {
+    if (held === undefined) accept(socket);
+    else {
+      socket.on('error', () => socket.destroy());
+      held.push(socket);
+    }
   });
   return {
     server,
     get connections() {
       return open.size;
     },
-    listen(port, host) {
+    listen(port, host, { reusePort = false } = {}) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
-        server.listen(port, host, () => {
+        server.listen({ port, host, ...(reusePort ? { reusePort } : {}) }, () => {
           server.off('error', reject);
           resolve(server.address() as AddressInfo);
         });
@@ -140,6 +216,7 @@ export function createIcapServer(options: IcapServerOptions): IcapServer {
     },
     close() {
       shared.draining = true;
+      for (const socket of held ?? []) socket.destroy();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const connection of open) connection.drain();
       return closed;
@@ -148,6 +225,12 @@ export function createIcapServer(options: IcapServerOptions): IcapServer {
 }
 
 type TimerPhase = ParserPhase | 'write' | 'linger';
+
+interface Answer {
+  bytes: Buffer;
+  /** The last answer on this connection. */
+  close: boolean;
+}
 
 /** Bytes read ahead (beyond the request being answered) before the socket is paused. */
 const PAUSE_ABOVE = 64 * 1024;
@@ -214,13 +297,26 @@ class Connection {
         }
         return;
       }
-      this.#clearTimer();
       if (event.kind === 'error') {
+        this.#clearTimer();
         this.#fail(event.error);
         return;
       }
+      // A header or body timer was for this message; an idle one runs on (see below).
+      if (this.#timerPhase !== 'idle') this.#clearTimer();
       this.#busy = true;
-      void this.#answer(event.request).then(({ bytes, close }) => this.#send(bytes, close));
+      const answer = this.#answer(event.request);
+      if (isThenable(answer)) {
+        // No read timer while a decision is awaited (it has its own deadline).
+        this.#clearTimer();
+        void answer.then(({ bytes, close }) => {
+          if (this.#send(bytes, close)) this.#pump();
+        });
+        return;
+      }
+      // Answered at once (the common case): no promise, no turn of the event loop, and the read timer is
+      // left as it is (nothing can fire meanwhile) to be restarted, not replaced, when the loop waits again.
+      if (!this.#send(answer.bytes, answer.close)) return;
     }
   }
 
@@ -231,7 +327,8 @@ class Connection {
     else this.#send(errorResponse(this.#shared.stamp(), error.status, true), true);
   }
 
-  async #answer(request: IcapRequest): Promise<{ bytes: Buffer; close: boolean }> {
+  /** The answer's bytes, at once when the decision is synchronous; a promise (never rejected) otherwise. */
+  #answer(request: IcapRequest): Answer | Promise<Answer> {
     const { options } = this.#shared;
     // "Connection: close" from the client, or our shutdown: this is the last answer on this connection.
     const close = this.#shared.draining || request.headers.get('connection')?.toLowerCase() === 'close';
@@ -247,19 +344,37 @@ class Connection {
         };
         return { bytes: optionsResponse(this.#shared.stamp(), settings), close };
       }
-      const decision = await this.#decide(request);
-      if (decision.kind === 'respond') return { bytes: httpResponse(this.#shared.stamp(), decision), close };
-      if (request.allow204) return { bytes: noContentResponse(this.#shared.stamp()), close };
-      const body = request.body.kind === 'full' ? request.body.data : undefined;
-      return { bytes: unchangedRequest(this.#shared.stamp(), request.http.raw, body), close };
+      const decision = this.#decide(request);
+      if (!isThenable(decision)) return this.#decided(request, decision, close);
+      return Promise.resolve(decision).then(
+        (made) => {
+          try {
+            return this.#decided(request, made, close);
+          } catch (error) {
+            return this.#internalError(error);
+          }
+        },
+        (error: unknown) => this.#internalError(error),
+      );
     } catch (error) {
-      this.#log(`internal error: ${error instanceof Error ? error.message : String(error)}`);
-      try {
-        return { bytes: errorResponse(this.#shared.stamp(), 500, true), close: true };
-      } catch {
-        // The ISTag source itself failed: answer without it rather than not at all.
-        return { bytes: Buffer.from('ICAP/1.0 500 Server Error\r\nConnection: close\r\n\r\n'), close: true };
-      }
+      return this.#internalError(error);
+    }
+  }
+
+  #decided(request: ReqmodRequest, decision: Decision, close: boolean): Answer {
+    if (decision.kind === 'respond') return { bytes: httpResponse(this.#shared.stamp(), decision), close };
+    if (request.allow204) return { bytes: noContentResponse(this.#shared.stamp()), close };
+    const body = request.body.kind === 'full' ? request.body.data : undefined;
+    return { bytes: unchangedRequest(this.#shared.stamp(), request.http.raw, body), close };
+  }
+
+  #internalError(error: unknown): Answer {
+    this.#log(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+    try {
+      return { bytes: errorResponse(this.#shared.stamp(), 500, true), close: true };
+    } catch {
+      // The ISTag source itself failed: answer without it rather than not at all.
+      return { bytes: Buffer.from('ICAP/1.0 500 Server Error\r\nConnection: close\r\n\r\n'), close: true };
     }
   }
 
@@ -289,27 +404,29 @@ class Connection {
     });
   }
 
-  #send(bytes: Buffer, close: boolean): void {
-    if (this.#closed) return;
+  /**
+   * Write an answer. True when the connection may go on with the next request at once (the caller pumps);
+   * false when it is closing, or waits for the client to read (then it pumps itself on 'drain').
+   */
+  #send(bytes: Buffer, close: boolean): boolean {
+    if (this.#closed) return false;
     const flushed = this.#socket.write(bytes);
     if (close || this.#shared.draining) {
       this.#close();
-      return;
+      return false;
     }
-    const next = () => {
-      this.#busy = false;
-      this.#pump();
-    };
     if (flushed) {
-      next();
-      return;
+      this.#busy = false;
+      return true;
     }
     // A client that does not read its answers gets no more of them; the idle timeout ends it.
     this.#setTimer('write', this.#shared.options.idleTimeoutMs, () => this.#socket.destroy());
     this.#socket.once('drain', () => {
       this.#clearTimer();
-      next();
+      this.#busy = false;
+      this.#pump();
     });
+    return false;
   }
 
   /** The read timer for where the parser stands: idle (close quietly), head (absolute, 408), body (per read). */
@@ -318,7 +435,9 @@ class Connection {
     const { idleTimeoutMs, headerTimeoutMs } = this.#shared.options;
     // The header deadline runs from the message's first byte: bytes trickling in do not push it back.
     if (phase === 'head' && this.#timerPhase === 'head') return;
-    if (phase === 'idle') this.#setTimer('idle', idleTimeoutMs, () => this.#close());
+    const { refresh } = this.#shared.options.timers;
+    if (phase === 'idle' && this.#timerPhase === 'idle' && refresh !== undefined) refresh(this.#timer);
+    else if (phase === 'idle') this.#setTimer('idle', idleTimeoutMs, () => this.#close());
     else if (phase === 'head') this.#setTimer('head', headerTimeoutMs, () => this.#timedOut('head'));
     else this.#setTimer('body', idleTimeoutMs, () => this.#timedOut('body'));
   }

@@ -207,6 +207,11 @@ export const configSchema = z
         port: port.default(1344),
         /** Connections open at once (advertised to Squid as Max-Connections); one more gets 503. */
         maxConnections: z.number().int().min(1).max(10_000).default(100),
+        /**
+         * Worker threads answering ICAP, all on host:port (SO_REUSEPORT); 0 (the default): serve's own
+         * thread (icap-server/workers.ts says why).
+         */
+        workers: z.number().int().min(0).max(64).optional(),
       })
       .strict()
       .prefault({}),

@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,31 @@ function icapStatusLine(port: number, message: string): Promise<string> {
     socket.on('error', reject);
     socket.on('close', () => reject(new Error(`closed without an answer; got ${JSON.stringify(got)}`)));
   });
+}
+
+/** A connection whose first answer (to `message`) has come and which stays open; resolves to its status line. */
+function answeredConnection(port: number, message: string): Promise<{ status: string; socket: Socket }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => socket.write(message, 'latin1'));
+    let got = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (data: string) => {
+      got += data;
+      if (got.endsWith('\r\n\r\n')) resolve({ status: got.slice(0, got.indexOf('\r\n')), socket });
+    });
+    socket.on('error', reject);
+    socket.on('close', () => reject(new Error(`closed without an answer; got ${JSON.stringify(got)}`)));
+  });
+}
+
+/** Asks until the answer is 204 (the DB opened: mode off by default), at most ~10 s. */
+async function untilServing(port: number): Promise<string> {
+  let answer = '';
+  for (let i = 0; i < 100 && answer !== 'ICAP/1.0 204 No Content'; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 100));
+    answer = await icapStatusLine(port, rawReqmod(port, STRANGER));
+  }
+  return answer;
 }
 
 function rawOptions(port: number): string {
@@ -214,6 +239,59 @@ describe('doorman serve: the ICAP service when things go wrong', () => {
     }
     expect(answer).toBe('ICAP/1.0 204 No Content');
     expect(other.stderr()).toMatch(/icap: .*the session DB cannot be opened: stateDir: /);
+  });
+
+  it('holds Max-Connections across its ICAP threads: with 2 threads and 3 allowed, the fourth is refused 503', async () => {
+    const [web, icap] = [await freePort(), await freePort()];
+    const config = portalConfig('threads', web, icap, {
+      icap: { port: icap, workers: 2, maxConnections: 3 },
+    });
+    other = start(DOORMAN, ['serve', '--config', config]);
+    await waitForPort('127.0.0.1', icap, 10_000, other.child);
+    const open: Socket[] = [];
+    try {
+      // Three connections answered and kept open. A 500 (the DB not open yet) or a 503 (connections closed
+      // a moment ago not yet counted out) is let go and tried again.
+      for (let i = 0; i < 100 && open.length < 3; i++) {
+        const { status, socket } = await answeredConnection(icap, rawReqmod(icap, STRANGER));
+        if (status === 'ICAP/1.0 204 No Content') open.push(socket);
+        else {
+          socket.destroy();
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      expect(open.length).toBe(3);
+      // Each thread alone would take 3: the kernel spreads connections over both, so the 4th is refused
+      // because the threads count together.
+      expect(await icapStatusLine(icap, rawOptions(icap))).toBe('ICAP/1.0 503 Service Overloaded');
+    } finally {
+      for (const socket of open) socket.destroy();
+    }
+    expect(other.stderr()).toContain(`icap service on 127.0.0.1:${icap} (2 threads)`);
+  });
+
+  it("icap.workers 0: the ICAP service runs in serve's own thread", async () => {
+    const [web, icap] = [await freePort(), await freePort()];
+    const config = portalConfig('own-thread', web, icap, { icap: { port: icap, workers: 0 } });
+    other = start(DOORMAN, ['serve', '--config', config]);
+    await waitForPort('127.0.0.1', icap, 10_000, other.child);
+    expect(await untilServing(icap)).toBe('ICAP/1.0 204 No Content');
+    expect(other.stderr()).toMatch(new RegExp(`icap service on 127\\.0\\.0\\.1:${icap}\\n`));
+  });
+
+  it('a second serve on the same ICAP port exits 1: its threads do not share the port with the first', async () => {
+    const [web, icap, web2] = [await freePort(), await freePort(), await freePort()];
+    // Two threads each: both would ask for SO_REUSEPORT, which alone would let the second share the port.
+    const threads = { icap: { port: icap, workers: 2 } };
+    other = start(DOORMAN, ['serve', '--config', portalConfig('first', web, icap, threads)]);
+    await waitForPort('127.0.0.1', icap, 10_000, other.child);
+    const result = await run(DOORMAN, ['serve', '--config', portalConfig('second', web2, icap, threads)], {
+      allowFailure: true,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`cannot listen on 127.0.0.1:${icap} (icap): `);
+    expect(result.stderr).toMatch(/EADDRINUSE|address already in use/i);
+    expect(await untilServing(icap)).toBe('ICAP/1.0 204 No Content');
   });
 
   it('exits 1 saying which address it cannot listen on when the ICAP port is taken, the web port freed', async () => {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { portalFromStores } from '../../../cli/commands/serve.ts';
+import { portalFromStores } from '../../../icap-server/portal-from-stores.ts';
 import type { Stores } from '../../../cli/command.ts';
 import { IcapParser, type ReqmodRequest } from '../../../icap-server/parser.ts';
 import type { Decision } from '../../../icap-server/server.ts';

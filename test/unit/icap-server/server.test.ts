@@ -14,6 +14,7 @@ import {
   type Decision,
   type IcapServer,
   type IcapServerOptions,
+  sharedSlots,
   type Timers,
 } from '../../../icap-server/server.ts';
 import { chunks, httpHead, options, reqmod } from './fixtures.ts';
@@ -327,6 +328,62 @@ describe('the ICAP server over a real socket', () => {
     expect(extra.received()).toBe(errorResponse(stamp(), 503, true).toString('latin1'));
     open[0]?.socket.write(options());
     await open[0]?.until(answers(1));
+  });
+
+  it('holds connections, unread, until it is ready (a thread that may not open the DB yet), then answers', async () => {
+    const ready = deferred<true>();
+    const port = await start(byUrl, { ready: ready.promise });
+    const c = await client(port);
+    c.socket.write(options());
+    const accepted = () =>
+      new Promise<number>((resolve, reject) =>
+        server?.server.getConnections((error, n) => (error ? reject(error) : resolve(n))),
+      );
+    while ((await accepted()) < 1) await new Promise((r) => setImmediate(r));
+    // Accepted by the kernel and Node, not taken on as a connection: nothing read, nothing answered.
+    expect(server?.connections).toBe(0);
+    expect(c.received()).toBe('');
+    ready.resolve(true);
+    await c.until(answers(1));
+    expect(c.received()).toBe(optionsResponse(stamp(), settings).toString('latin1'));
+  });
+
+  it('counts connections together with other servers sharing its slots (worker threads on one port)', async () => {
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const port = await start(byUrl, { slots: sharedSlots(counter, 2) });
+    // Another server (another thread, in serve) holding the same counter has one connection open.
+    const other = createIcapServer({
+      decide: byUrl,
+      istag: () => istag,
+      slots: sharedSlots(counter, 2),
+      timers,
+    });
+    const otherPort = (await other.listen(0, '127.0.0.1')).port;
+    try {
+      const there = await client(otherPort);
+      there.socket.write(options());
+      await there.until(answers(1));
+      const first = await client(port);
+      first.socket.write(options());
+      await first.until(answers(1));
+      expect(Atomics.load(counter, 0)).toBe(2);
+      // Its own count is 1, under its maxConnections of 4: refused only because the slots are shared.
+      const refused = await client(port);
+      await refused.closed;
+      expect(refused.received()).toBe(errorResponse(stamp(), 503, true).toString('latin1'));
+      expect(logged.join('\n')).toContain('refused: 2 open');
+      // A connection closed anywhere gives its slot back.
+      there.socket.end();
+      await there.closed;
+      while (Atomics.load(counter, 0) > 1) await new Promise((r) => setImmediate(r));
+      const again = await client(port);
+      again.socket.write(options());
+      await again.until(answers(1));
+    } finally {
+      const closing = other.close();
+      timers.fire(IDLE);
+      await closing;
+    }
   });
 
   it('shuts down gracefully: stops accepting, closes idle connections, answers what is in flight', async () => {

@@ -1,0 +1,102 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { systemClock } from '../lib/clock.ts';
+import { dbPath } from '../lib/config/load.ts';
+import { openDatabase } from '../lib/store/database.ts';
+import { directoryPasswordPath, DirectorySettingsStore } from '../lib/store/directory-settings-store.ts';
+import { PortalSettingsStore } from '../lib/store/portal-settings-store.ts';
+import { SessionStore } from '../lib/store/session-store.ts';
+import { checkStateDir } from '../lib/system/service-user.ts';
+import { portalFromStores, type PortalStores } from './portal-from-stores.ts';
+import { createIcapServer, sharedSlots } from './server.ts';
+import type { FromWorker, IcapWorkerData, ToWorker } from './workers.ts';
+
+/**
+ * One ICAP worker thread (see workers.ts): its own listener on the shared port, its own connection to the
+ * session DB, the decision of portal-from-stores.ts. Its log lines go to serve's thread, which writes them.
+ */
+const port = parentPort;
+if (port === null) throw new Error('icap-server/worker.ts runs as a worker thread (see workers.ts)');
+const data = workerData as IcapWorkerData;
+const { config } = data;
+const post = (message: FromWorker) => port.postMessage(message);
+const log = (line: string) => post({ kind: 'log', line: `icap: ${line}` });
+
+type OpenStores = PortalStores & { close(): void };
+/** Set once serve's thread has given up root: only then may the DB be opened (its files stay the service user's). */
+let mayOpen = false;
+let stores: OpenStores | undefined;
+let reason = 'the session DB is not open yet';
+let triedAt = Number.NEGATIVE_INFINITY;
+
+/**
+ * The DB as serve's own thread opens it (busy_timeout 0: a lock held elsewhere fails a statement at once, and
+ * the stores retry on timers), tried again at most once a second while it fails; meanwhile a decision throws
+ * and is answered 500.
+ */
+function current(): PortalStores {
+  if (stores !== undefined) return stores;
+  if (mayOpen && systemClock.now() - triedAt >= 1000) {
+    triedAt = systemClock.now();
+    try {
+      stores = open();
+      if (reason !== 'the session DB is not open yet') log('session DB opened: serving again');
+    } catch (error) {
+      const why = `the session DB cannot be opened: ${error instanceof Error ? error.message : String(error)}`;
+      if (why !== reason) log(why);
+      reason = why;
+    }
+  }
+  if (stores !== undefined) return stores;
+  throw new Error(reason);
+}
+
+function open(): OpenStores {
+  checkStateDir(config);
+  const db = openDatabase(dbPath(config), { busyTimeoutMs: 0, openBusyTimeoutMs: 0 });
+  return {
+    sessions: new SessionStore(db, systemClock),
+    directory: new DirectorySettingsStore(db, {
+      passwordFile: directoryPasswordPath(config),
+      clock: systemClock,
+    }),
+    portal: new PortalSettingsStore(db, { clock: systemClock, leastIdleSeconds: data.leastIdleSeconds }),
+    close: () => db.close(),
+  };
+}
+
+/** Until serve's thread says the DB may be opened, connections wait unread (ICAP's 500 would be a lie). */
+let letOpen: () => void = () => {};
+const ready = new Promise<void>((resolve) => (letOpen = resolve));
+
+const icap = createIcapServer({
+  ...portalFromStores(current, config.baseUrl, { log }),
+  ready,
+  maxConnections: data.maxConnections,
+  slots: sharedSlots(new Int32Array(data.counter), data.maxConnections),
+  log,
+});
+
+port.on('message', (message: ToWorker) => {
+  if (message.kind === 'open') {
+    mayOpen = true;
+    try {
+      current();
+    } catch {
+      // Logged; tried again on a request.
+    }
+    letOpen();
+  } else {
+    void icap.close().then(() => {
+      stores?.close();
+      port.close();
+    });
+  }
+});
+
+icap.listen(data.port, data.host, { reusePort: data.reusePort }).then(
+  () => post({ kind: 'listening' }),
+  (error: NodeJS.ErrnoException) => {
+    post({ kind: 'listen-failed', message: error.message, code: error.code });
+    port.close();
+  },
+);
