@@ -91,6 +91,16 @@ export class PortalSettingsStore {
     return checked.settings;
   }
 
+  #loadOrDefaults(): PortalSettings {
+    try {
+      return this.load();
+    } catch (error) {
+      if (error instanceof DoormanError && error.code === 'CONFIG_INVALID')
+        return structuredClone(DEFAULT_PORTAL_SETTINGS);
+      throw error;
+    }
+  }
+
   /** A number that goes up on every save (0: nothing saved yet). One indexed read. */
   version(): number {
     return this.#row.version();
@@ -126,7 +136,9 @@ export class PortalSettingsStore {
    */
   #write(next: (current: PortalSettings) => unknown): Promise<PortalSaveResult> {
     const once = this.#db.transaction((): PortalSaveResult => {
-      const previous = this.load();
+      // Stored settings this Doorman cannot read (written by another version, or by hand) are replaced: the
+      // save starts from the defaults, so the admin screen and `portal set` can mend them.
+      const previous = this.#loadOrDefaults();
       const input = next(previous);
       const checked = parsePortalSettings(input);
       const problems = checked.ok ? [] : [...checked.problems];

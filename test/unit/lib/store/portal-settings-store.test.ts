@@ -94,7 +94,7 @@ describe('PortalSettingsStore', () => {
     expect(await s.update({ registrationClearDate: null })).toMatchObject({ ok: true });
   });
 
-  it('stored settings that are no longer valid are CONFIG_INVALID on load, not the defaults', () => {
+  it('stored settings that are no longer valid are CONFIG_INVALID on load, not the defaults; a save mends them', async () => {
     const db = tmp.connect();
     db.prepare(
       'INSERT INTO settings (name, value, updated_at) VALUES (\'portal\', \'{"mode":"bogus"}\', 1)',
@@ -102,6 +102,13 @@ describe('PortalSettingsStore', () => {
     const error = thrown(() => new PortalSettingsStore(db, { clock }).load());
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toContain('mode: must be one of');
+    // A save mends them: it starts from the defaults instead of failing on what cannot be read.
+    const mended = await new PortalSettingsStore(db, { clock }).save({
+      ...DEFAULT_PORTAL_SETTINGS,
+      mode: 'authentication',
+    });
+    expect(mended).toMatchObject({ ok: true, previous: DEFAULT_PORTAL_SETTINGS, changed: ['mode'] });
+    expect(new PortalSettingsStore(db, { clock }).load().mode).toBe('authentication');
   });
 
   it('waits on timers while another connection holds the write lock, then saves; gives up after the deadline', async () => {
