@@ -8,6 +8,16 @@ import { domainSidOf } from '../../lib/directory/sid.ts';
 import { DEFAULT_MAX_LINE_BYTES } from '../../lib/helper-protocol/run.ts';
 import { parseRequest } from '../../lib/helper-protocol/message.ts';
 import { normaliseIp, normaliseMac } from '../../lib/net/address.ts';
+import {
+  MAX_CURRENT_TIME_CHARS,
+  MAX_NET_ADS_INFO_CHARS,
+  parseGeneralizedTime,
+  parseNetAdsInfoOffset,
+} from '../../lib/seamless/doctor/clock.ts';
+import { FactError } from '../../lib/seamless/doctor/errors.ts';
+import { MAX_ID_OUTPUT_CHARS, parseIdOutput } from '../../lib/seamless/doctor/file-facts.ts';
+import { parseKeyVersionNumber } from '../../lib/seamless/doctor/key-version.ts';
+import { MAX_KLIST_CHARS, parseKlistKeytab } from '../../lib/seamless/doctor/klist.ts';
 import { parseApiKey } from '../../lib/security/api-key.ts';
 import { ADMIN_NAME_PATTERN } from '../../lib/store/admin-store.ts';
 import { API_KEY_NAME_PATTERN } from '../../lib/store/api-key-store.ts';
@@ -312,4 +322,65 @@ export const WORST_CASES: readonly WorstCase[] = [
     run: (mac) => verdictOf(normaliseMac(mac) !== undefined, () => 'not a MAC address'),
     expected: rejected('not a MAC address'),
   },
+
+  // What the seamless doctor reads: command outputs (klist, id, net ads info) and LDAP values, each at its cap.
+  {
+    name: 'doctor klist: " -" repeated (a header rule that never ends), then a stray character',
+    input: () => fill('- ', MAX_KLIST_CHARS - 1, 'x'),
+    run: doctorFact(parseKlistKeytab),
+    expected: rejected('is not a keytab entry'),
+  },
+  {
+    name: 'doctor klist: entry lines up to the cap, accepted',
+    input: () =>
+      whole(
+        '   1 11/22/26 21:28:36 HTTP/proxy.example.test@EXAMPLE.TEST (aes256-cts-hmac-sha1-96)\n',
+        MAX_KLIST_CHARS,
+      ),
+    run: doctorFact(parseKlistKeytab),
+    expected: accepted,
+  },
+  {
+    name: 'doctor id: groups "1(a)," repeated, a stray character at the end',
+    input: () => `uid=13(proxy) gid=13(proxy) groups=${fill('1(a),', MAX_ID_OUTPUT_CHARS - 36, 'x')}`,
+    run: doctorFact(parseIdOutput),
+    expected: rejected('the groups are not a list'),
+  },
+  {
+    name: 'doctor id: a group name of "(" without its ")"',
+    input: () => `uid=13(proxy) gid=13(proxy) groups=1${fill('(', MAX_ID_OUTPUT_CHARS - 37)}`,
+    run: doctorFact(parseIdOutput),
+    expected: rejected('the groups are not a list'),
+  },
+  {
+    name: 'doctor currentTime: digits as long as the cap',
+    input: () => fill('1', MAX_CURRENT_TIME_CHARS),
+    run: doctorFact(parseGeneralizedTime),
+    expected: rejected('is not an LDAP GeneralizedTime'),
+  },
+  {
+    name: 'doctor net ads info: almost-offset lines up to the cap',
+    input: () => fill('Server time offse\n', MAX_NET_ADS_INFO_CHARS),
+    run: doctorFact(parseNetAdsInfoOffset),
+    expected: rejected('has no "Server time offset:" line'),
+  },
+  {
+    name: 'doctor msDS-KeyVersionNumber: digits as long as an LDAP value',
+    input: () => fill('1', LDAP_VALUE_MAX),
+    run: doctorFact(parseKeyVersionNumber),
+    expected: rejected('is not a key version'),
+  },
 ];
+
+/** A doctor parser's verdict: accepted, or the FactError's message. */
+function doctorFact(parse: (text: string) => unknown): (input: string) => Verdict {
+  return (input) => {
+    try {
+      parse(input);
+      return accepted;
+    } catch (error) {
+      if (error instanceof FactError) return rejected(error.message);
+      throw error;
+    }
+  };
+}
