@@ -18,3 +18,14 @@ export function thrown(fn: () => unknown): DoormanError {
   }
   throw new Error('expected a DoormanError, nothing was thrown');
 }
+
+/** The error of class `type` that `fn` throws; fails the test if it throws something else or nothing. */
+export function thrownOf<E extends Error>(type: abstract new (...args: never[]) => E, fn: () => unknown): E {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof type) return error;
+    throw new Error(`expected a ${type.name}, got ${String(error)}`, { cause: error });
+  }
+  throw new Error(`expected a ${type.name}, nothing was thrown`);
+}

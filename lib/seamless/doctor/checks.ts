@@ -383,6 +383,14 @@ export interface AccessFacts<T> {
   user: Fact<HelperUser>;
 }
 
+/** Skipped: Squid's helper user could not be looked up, so nobody can say what it may read. */
+const helperUserUnknown = (id: CheckId, context: DoctorContext, why: string): CheckResult =>
+  skip(
+    id,
+    `Squid's helper user could not be looked up: ${why}`,
+    `check that the user ${context.helperGroup} exists`,
+  );
+
 const owner = (file: FileFacts) => `uid ${file.uid}, gid ${file.gid}, mode ${showMode(file.mode)}`;
 
 export function checkKeytabAccess(context: DoctorContext, facts: AccessFacts<FileFacts>): CheckResult {
@@ -390,13 +398,7 @@ export function checkKeytabAccess(context: DoctorContext, facts: AccessFacts<Fil
   const fix = `chown root:${context.helperGroup} ${context.keytabPath}; chmod 640 ${context.keytabPath}`;
   if (isUnavailable(facts.file))
     return skip(id, `${context.keytabPath}: ${facts.file.unavailable}`, `${ENABLE_AGAIN}; then ${fix}`);
-  if (isUnavailable(facts.user)) {
-    return skip(
-      id,
-      `Squid's helper user could not be looked up: ${facts.user.unavailable}`,
-      `check that the user ${context.helperGroup} exists`,
-    );
-  }
+  if (isUnavailable(facts.user)) return helperUserUnknown(id, context, facts.user.unavailable);
   const { file, user } = facts;
   const problems: string[] = [];
   if (file.kind !== 'file') problems.push(`it is a ${file.kind}, not a file`);
@@ -426,13 +428,7 @@ export function checkPrivilegedPipe(context: DoctorContext, facts: AccessFacts<F
       `start winbind (run Enable seamless again), then ${fix}`,
     );
   }
-  if (isUnavailable(facts.user)) {
-    return skip(
-      id,
-      `Squid's helper user could not be looked up: ${facts.user.unavailable}`,
-      `check that the user ${context.helperGroup} exists`,
-    );
-  }
+  if (isUnavailable(facts.user)) return helperUserUnknown(id, context, facts.user.unavailable);
   const { file, user } = facts;
   const problems: string[] = [];
   if (file.kind !== 'directory') problems.push(`it is a ${file.kind}, not a directory`);

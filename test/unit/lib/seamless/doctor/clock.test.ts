@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrownOf } from '../../../../support/thrown.ts';
 import {
   clockFromCurrentTime,
   MAX_CURRENT_TIME_CHARS,
@@ -8,15 +9,7 @@ import {
 import { FactError } from '../../../../../lib/seamless/doctor/errors.ts';
 import { CURRENT_TIME, NET_ADS_INFO_GOOD, NET_ADS_INFO_SKEWED } from './fixtures.ts';
 
-function refusal(run: () => unknown): FactError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof FactError) return error;
-    throw error;
-  }
-  throw new Error('accepted');
-}
+const refusal = (run: () => unknown): FactError => thrownOf(FactError, run);
 
 describe('the DC clock', () => {
   it("reads the rootDSE's currentTime (the lab's value) and its variants", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrownOf } from '../../../../support/thrown.ts';
 import {
   aRecordsAnswer,
   dnsFailure,
@@ -9,15 +10,7 @@ import {
 } from '../../../../../lib/seamless/doctor/dns.ts';
 import { FactError } from '../../../../../lib/seamless/doctor/errors.ts';
 
-function refusal(run: () => unknown): FactError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof FactError) return error;
-    throw error;
-  }
-  throw new Error('accepted');
-}
+const refusal = (run: () => unknown): FactError => thrownOf(FactError, run);
 
 describe('DNS answers', () => {
   it("takes the lab's A record and its PTR names, normalised", () => {

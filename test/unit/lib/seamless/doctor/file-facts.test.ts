@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrownOf } from '../../../../support/thrown.ts';
 import { FactError } from '../../../../../lib/seamless/doctor/errors.ts';
 import {
   fileFactsOf,
@@ -13,15 +14,7 @@ import { ID_PROXY } from './fixtures.ts';
 
 const PROXY: HelperUser = { name: 'proxy', uid: 13, gid: 13, gids: [13] };
 
-function refusal(text: string): FactError {
-  try {
-    parseIdOutput(text);
-  } catch (error) {
-    if (error instanceof FactError) return error;
-    throw error;
-  }
-  throw new Error('accepted');
-}
+const refusal = (text: string): FactError => thrownOf(FactError, () => parseIdOutput(text));
 
 describe('fileFactsOf', () => {
   it('keeps the type, the permission bits and the owner of a stat', () => {

@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { thrownOf } from '../../../../support/thrown.ts';
 import { FactError } from '../../../../../lib/seamless/doctor/errors.ts';
 import { parseKeyVersionNumber } from '../../../../../lib/seamless/doctor/key-version.ts';
 
-function refusal(value: unknown): FactError {
-  try {
-    parseKeyVersionNumber(value);
-  } catch (error) {
-    if (error instanceof FactError) return error;
-    throw error;
-  }
-  throw new Error('accepted');
-}
+const refusal = (value: unknown): FactError => thrownOf(FactError, () => parseKeyVersionNumber(value));
 
 describe('parseKeyVersionNumber', () => {
   it("reads the DC's msDS-KeyVersionNumber as ldapts gives it (lab: 1, then 2 after a re-join)", () => {

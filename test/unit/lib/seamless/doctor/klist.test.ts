@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrownOf } from '../../../../support/thrown.ts';
 import { FactError } from '../../../../../lib/seamless/doctor/errors.ts';
 import {
   canonicalEnctype,
@@ -7,15 +8,7 @@ import {
 } from '../../../../../lib/seamless/doctor/klist.ts';
 import { KLIST_HEADER, klistOutput, LAB_KEYTAB_LINES } from './fixtures.ts';
 
-function refusal(text: string): FactError {
-  try {
-    parseKlistKeytab(text);
-  } catch (error) {
-    if (error instanceof FactError) return error;
-    throw error;
-  }
-  throw new Error('accepted');
-}
+const refusal = (text: string): FactError => thrownOf(FactError, () => parseKlistKeytab(text));
 
 describe('parseKlistKeytab', () => {
   it("reads the lab's keytab: kvno, principal and enctype of each of the six keys", () => {
