@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { oid, tlv } from './der.ts';
 import {
   classifyNegotiateToken,
   MAX_TOKEN_BASE64_CHARS,
@@ -23,31 +24,6 @@ const CAPTURED = {
   /** ntlm_auth gss-spnego's final NegTokenResp (accept-completed + mechListMIC): the shape of a later leg. */
   negTokenResp: 'oRswGaADCgEAoxIEEAEAAABIiOUGicB4+QAAAAA=',
 } as const;
-
-/** DER length octets (X.690 §8.1.3): short form below 128, else the fewest big-endian bytes. */
-function derLength(n: number): Buffer {
-  if (n < 0x80) return Buffer.from([n]);
-  const bytes: number[] = [];
-  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v % 256);
-  return Buffer.from([0x80 | bytes.length, ...bytes]);
-}
-const tlv = (tag: number, ...content: Buffer[]): Buffer => {
-  const body = Buffer.concat(content);
-  return Buffer.concat([Buffer.from([tag]), derLength(body.length), body]);
-};
-function oid(dotted: string): Buffer {
-  const [a, b, ...rest] = dotted.split('.').map(Number);
-  const out = [(a as number) * 40 + (b as number)];
-  for (const arc of rest) {
-    const groups: number[] = [];
-    for (let v = arc; ; v = Math.floor(v / 128)) {
-      groups.unshift(v % 128);
-      if (v < 128) break;
-    }
-    out.push(...groups.map((g, i) => (i < groups.length - 1 ? g | 0x80 : g)));
-  }
-  return tlv(0x06, Buffer.from(out));
-}
 
 /**
  * A Kerberos AP-REQ (RFC 4120 §5.5.1) with a ticket of `ticketBytes` opaque bytes: pvno 5, msg-type 14,

@@ -1,0 +1,410 @@
+import type { Clock } from '../clock.ts';
+import { InvalidInputError } from '../errors.ts';
+import {
+  formatStatefulReply,
+  parseStatefulRequest,
+  type StatefulReply,
+  type StatefulScheme,
+} from '../helper-protocol/negotiate.ts';
+import { PrincipalError, userNameOf, type JoinedDomain } from './principal.ts';
+import { classifyNegotiateToken, TokenError, type ClassifiedToken } from './spnego.ts';
+
+/**
+ * One Squid Negotiate or NTLM child's handshake, as a state machine with no I/O (docs/seamless-design.md §2).
+ * One connection = one Squid child = at most one handshake: Squid reserves the child from `YR` to the final
+ * answer, so the machine holds at most one ntlm_auth lease. Lines in, reply lines out; the acceptors are
+ * injected, so the shell (authd's socket per child) and the tests drive the same code.
+ *
+ * Reply policy, departing on purpose from style.md's "ERR = the user's fault": acceptor failures (skew,
+ * replay, wrong SPN, expired, malformed) are BH, as Squid's negotiate_kerberos_auth answers, because only BH
+ * reaches cache.log at the default debug level and the administrator needs the reason there. ERR is kept for
+ * ntlm_auth's `NA` (it already squashes the reason) and for a principal of another realm or domain.
+ */
+
+/** Why the Kerberos acceptor refused a token. The helper answers BH with it (Squid logs it in cache.log). */
+export const KerberosRejectCodes = [
+  /** The client's clock is more than the allowed skew (5 minutes) from ours. */
+  'CLOCK_SKEW',
+  /** The authenticator was seen before (the replay cache). */
+  'REPLAY',
+  /** The ticket is for a service principal the keytab does not hold, or not an `HTTP/` one. */
+  'WRONG_PRINCIPAL',
+  /** The ticket has expired. */
+  'EXPIRED',
+  /** GSSAPI could not read the token. */
+  'MALFORMED',
+  /** The acceptor wanted another leg: Doorman's acceptor takes single-leg Kerberos only. */
+  'CONTINUE_NEEDED',
+  /** The keytab is missing or unreadable, or holds no key of the ticket's version or type. */
+  'KEYTAB',
+  /** Anything else GSSAPI reported. */
+  'FAILED',
+] as const;
+export type KerberosRejectCode = (typeof KerberosRejectCodes)[number];
+
+export class KerberosRejectError extends Error {
+  readonly code: KerberosRejectCode;
+  constructor(code: KerberosRejectCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'KerberosRejectError';
+    this.code = code;
+  }
+}
+
+export interface KerberosAcceptance {
+  /** The client principal, `alice@EXAMPLE.TEST`. */
+  user: string;
+  /** The AP-REP for mutual authentication, base64; absent or empty when GSSAPI gives none. */
+  response?: string;
+}
+
+/** A single-leg Kerberos acceptor (the `kerberos` package on the HTTP keytab). Rejects with KerberosRejectError. */
+export interface KerberosAcceptor {
+  accept(tokenBase64: string): Promise<KerberosAcceptance>;
+}
+
+/** ntlm_auth's helper protocols: `squid-2.5-ntlmssp` for raw NTLMSSP, `gss-spnego` for NTLM inside SPNEGO. */
+export type NtlmLeaseKind = 'ntlmssp' | 'gss-spnego';
+
+/** One ntlm_auth process, held by one handshake from its `YR` to its final answer. */
+export interface NtlmLease {
+  /**
+   * Send `YR <b64>` or `KK <b64>`; resolve with ntlm_auth's reply line, without LF:
+   *   ntlmssp:     `TT <b64>` / `AF <user>` / `NA <reason>` / `BH <reason>`
+   *   gss-spnego:  `TT <b64> *` / `AF <b64|*> <user>` / `NA <b64|*> <reason>` / `BH <reason>`
+   */
+  step(line: string): Promise<string>;
+  /** Give the process back to the pool. Called exactly once per lease. */
+  release(): void;
+}
+
+export interface NtlmBackend {
+  lease(kind: NtlmLeaseKind): Promise<NtlmLease>;
+}
+
+export interface HandshakeOptions {
+  scheme: StatefulScheme;
+  /** The joined domain: user names of other realms or domains are refused (ERR). */
+  names: JoinedDomain;
+  kerberos: KerberosAcceptor;
+  ntlm: NtlmBackend;
+  clock: Clock;
+  /** A lease with no line for longer than this is released; a late `KK` is then answered BH. */
+  leaseIdleMs: number;
+}
+
+export interface Handshake {
+  /** Answer one request line (LF removed) with one reply line (LF included). Never rejects. */
+  handle(line: string): Promise<string>;
+  /**
+   * Release the lease if it has been idle longer than leaseIdleMs: for the shell's periodic sweep, since a
+   * child Squid keeps reserved for a client that went away sends no further line. Resolves true if released.
+   */
+  releaseIfIdle(): Promise<boolean>;
+  /** The connection closed: release the lease (after a step in flight settles); later lines get BH. */
+  close(): Promise<void>;
+}
+
+/** ntlm_auth's reasons are short (`NT_STATUS_LOGON_FAILURE`); anything longer is cut before it reaches a reply. */
+const MAX_REASON_CHARS = 256;
+
+interface OpenLease {
+  kind: NtlmLeaseKind;
+  lease: NtlmLease;
+  lastActivity: number;
+}
+
+export function createHandshake(options: HandshakeOptions): Handshake {
+  const { scheme, names, kerberos, ntlm, clock, leaseIdleMs } = options;
+  if (scheme !== 'negotiate' && scheme !== 'ntlm') {
+    throw new InvalidInputError('scheme', `${JSON.stringify(scheme)} is not one of "negotiate", "ntlm"`);
+  }
+  if (!Number.isSafeInteger(leaseIdleMs) || leaseIdleMs <= 0) {
+    throw new InvalidInputError('leaseIdleMs', `${String(leaseIdleMs)} is not a positive whole number of ms`);
+  }
+
+  let open: OpenLease | undefined;
+  /** Set when the last lease was released for idleness, so that a late KK says so. */
+  let expiredAfterMs: number | undefined;
+  let closed = false;
+  // Lines are answered one at a time in order (runHelper hands them over as they arrive): a handshake's
+  // state is only ever touched by one step.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serially = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = queue.then(work);
+    queue = result.catch(() => undefined);
+    return result;
+  };
+
+  const release = () => {
+    const held = open;
+    open = undefined;
+    if (held === undefined) return;
+    try {
+      held.lease.release();
+    } catch {
+      // The pool's bookkeeping failing must not take the handshake down; the pool reaps its own processes.
+    }
+  };
+
+  const expireIfIdle = (): boolean => {
+    if (open === undefined) return false;
+    const idle = clock.now() - open.lastActivity;
+    if (idle <= leaseIdleMs) return false;
+    release();
+    expiredAfterMs = idle;
+    return true;
+  };
+
+  /** Format a reply; a final one ends the handshake. A reply built from a bad acceptor token becomes BH. */
+  const reply = (answer: StatefulReply): string => {
+    let text: string;
+    try {
+      text = formatStatefulReply(scheme, answer);
+    } catch (error) {
+      release();
+      return bh(`the acceptor's reply could not be sent: ${messageOf(error)}`);
+    }
+    if (answer.result !== 'TT') release();
+    return text;
+  };
+  const bh = (message: string) => formatStatefulReply(scheme, { result: 'BH', message });
+
+  /** OK with the user name normalised; a foreign realm or domain → ERR, a name that is no user → BH. */
+  const authenticated = (principal: string, token: string | undefined): string => {
+    let user: string;
+    try {
+      user = userNameOf(principal, names);
+    } catch (error) {
+      if (error instanceof PrincipalError && error.code !== 'INVALID_NAME') {
+        return reply({ result: 'ERR', message: error.message });
+      }
+      return reply({ result: 'BH', message: messageOf(error) });
+    }
+    return reply({ result: 'OK', user, ...(token !== undefined && { token }) });
+  };
+
+  const startKerberos = async (token: string): Promise<string> => {
+    let accepted: KerberosAcceptance;
+    try {
+      accepted = await kerberos.accept(token);
+    } catch (error) {
+      if (error instanceof KerberosRejectError) {
+        return reply({ result: 'BH', message: `Kerberos token refused (${error.code}): ${error.message}` });
+      }
+      return reply({ result: 'BH', message: `the Kerberos acceptor failed: ${messageOf(error)}` });
+    }
+    if (closed) return bh('the connection closed during the handshake');
+    const response =
+      accepted.response === undefined || accepted.response === '' ? undefined : accepted.response;
+    return authenticated(accepted.user, response);
+  };
+
+  /** One ntlm_auth step on the open lease, its reply turned into Squid's. */
+  const stepNtlm = async (held: OpenLease, line: string): Promise<string> => {
+    let answer: string;
+    try {
+      answer = await held.lease.step(line);
+    } catch (error) {
+      return reply({ result: 'BH', message: `ntlm_auth failed: ${messageOf(error)}` });
+    }
+    if (closed) {
+      release();
+      return bh('the connection closed during the handshake');
+    }
+    held.lastActivity = clock.now();
+    const parsed = parseNtlmAuthReply(held.kind, answer);
+    switch (parsed.result) {
+      case 'TT':
+        return reply({ result: 'TT', token: parsed.token });
+      case 'AF':
+        return authenticated(parsed.user, scheme === 'negotiate' ? parsed.token : undefined);
+      case 'NA':
+        return reply({ result: 'ERR', message: parsed.reason || 'NTLM authentication refused' });
+      case 'BH':
+        return reply({ result: 'BH', message: `ntlm_auth: ${parsed.reason || 'broken helper'}` });
+      case 'invalid':
+        return reply({ result: 'BH', message: parsed.message });
+    }
+  };
+
+  const startNtlm = async (kind: NtlmLeaseKind, token: string): Promise<string> => {
+    let lease: NtlmLease;
+    try {
+      lease = await ntlm.lease(kind);
+    } catch (error) {
+      return reply({ result: 'BH', message: `no ntlm_auth (${kind}) available: ${messageOf(error)}` });
+    }
+    // Held before anything else can throw, so that the error boundary releases it.
+    open = { kind, lease, lastActivity: Number.NaN };
+    open.lastActivity = clock.now();
+    if (closed) {
+      release();
+      return bh('the connection closed during the handshake');
+    }
+    return stepNtlm(open, `YR ${token}`);
+  };
+
+  const classify = (token: string): ClassifiedToken | string => {
+    try {
+      return classifyNegotiateToken(token);
+    } catch (error) {
+      if (error instanceof TokenError) return `${error.message} (${error.code})`;
+      throw error;
+    }
+  };
+
+  const start = async (token: string): Promise<string> => {
+    const classified = classify(token);
+    if (typeof classified === 'string') return reply({ result: 'BH', message: classified });
+    if (scheme === 'ntlm' && classified.route !== 'ntlm-raw') {
+      return reply({
+        result: 'BH',
+        message: `the NTLM scheme takes raw NTLMSSP messages only, not a ${classified.route} token`,
+      });
+    }
+    switch (classified.route) {
+      case 'kerberos':
+        return startKerberos(token);
+      case 'ntlm-raw':
+        if (classified.messageType !== 1) {
+          return reply({
+            result: 'BH',
+            message: `out of sequence: YR carries NTLM message type ${classified.messageType}, not NEGOTIATE (1)`,
+          });
+        }
+        return startNtlm('ntlmssp', token);
+      case 'spnego-ntlm':
+        return startNtlm('gss-spnego', token);
+      case 'continuation':
+        return reply({
+          result: 'BH',
+          message: 'out of sequence: YR carries a SPNEGO continuation (negTokenResp), not a first token',
+        });
+    }
+  };
+
+  const proceed = async (held: OpenLease, token: string): Promise<string> => {
+    const classified = classify(token);
+    if (typeof classified === 'string') return reply({ result: 'BH', message: classified });
+    if (held.kind === 'gss-spnego' && classified.route !== 'continuation') {
+      return reply({
+        result: 'BH',
+        message: `out of sequence: KK in a SPNEGO handshake carries a ${classified.route} token, not a negTokenResp`,
+      });
+    }
+    if (held.kind === 'ntlmssp') {
+      if (classified.route !== 'ntlm-raw') {
+        return reply({
+          result: 'BH',
+          message: `out of sequence: KK in an NTLM handshake carries a ${classified.route} token, not NTLMSSP`,
+        });
+      }
+      if (classified.messageType !== 3) {
+        return reply({
+          result: 'BH',
+          message: `out of sequence: KK carries NTLM message type ${classified.messageType}, not AUTHENTICATE (3)`,
+        });
+      }
+    }
+    return stepNtlm(held, `KK ${token}`);
+  };
+
+  const handle = async (line: string): Promise<string> => {
+    if (closed) return bh('the connection is closed');
+    expireIfIdle();
+    const parsed = parseStatefulRequest(line);
+    if (!parsed.ok) return reply({ result: 'BH', message: parsed.message });
+    const { command, token } = parsed.request;
+    if (command === 'YR') {
+      // A new handshake: whatever the last one left is dropped (Squid reuses a child after any answer).
+      release();
+      expiredAfterMs = undefined;
+      return start(token);
+    }
+    if (open === undefined) {
+      const why =
+        expiredAfterMs === undefined
+          ? 'with no handshake under way'
+          : `after the handshake was dropped, idle ${expiredAfterMs} ms (the limit is ${leaseIdleMs} ms)`;
+      expiredAfterMs = undefined;
+      return reply({ result: 'BH', message: `out of sequence: KK ${why}` });
+    }
+    return proceed(open, token);
+  };
+
+  return {
+    handle: (line) =>
+      serially(async () => {
+        try {
+          return await handle(line);
+        } catch (error) {
+          // The error boundary: the machine answers, never throws.
+          release();
+          return bh(`internal error: ${messageOf(error)}`);
+        }
+      }),
+    releaseIfIdle: () => serially(() => Promise.resolve(expireIfIdle())),
+    close: () => {
+      closed = true;
+      return serially(() => {
+        release();
+        expiredAfterMs = undefined;
+        return Promise.resolve();
+      });
+    },
+  };
+}
+
+type NtlmAuthReply =
+  | { result: 'TT'; token: string }
+  | { result: 'AF'; user: string; token?: string }
+  | { result: 'NA'; reason: string }
+  | { result: 'BH'; reason: string }
+  | { result: 'invalid'; message: string };
+
+/**
+ * ntlm_auth's reply (Samba utils/ntlm_auth.c, lab REPORT.md §6.4). In `gss-spnego` mode every reply has a
+ * token field (`*` for none) before the argument; in `squid-2.5-ntlmssp` mode AF and NA carry the argument
+ * only. A user name may hold spaces (AD allows them), so it is the rest of the line.
+ */
+function parseNtlmAuthReply(kind: NtlmLeaseKind, line: string): NtlmAuthReply {
+  const words = line.split(' ').filter((w) => w !== '');
+  const [code, ...rest] = words;
+  const withToken = kind === 'gss-spnego';
+  switch (code) {
+    case 'TT': {
+      const token = rest[0];
+      if (token === undefined || token === '*')
+        return { result: 'invalid', message: 'ntlm_auth answered TT without a token' };
+      return { result: 'TT', token };
+    }
+    case 'AF': {
+      const token = withToken && rest.length > 1 ? rest[0] : undefined;
+      const user = (withToken && rest.length > 1 ? rest.slice(1) : rest).join(' ');
+      if (user === '' || user === '*') {
+        return { result: 'invalid', message: 'ntlm_auth accepted the client but named no user' };
+      }
+      return { result: 'AF', user, ...(token !== undefined && token !== '*' && { token }) };
+    }
+    case 'NA':
+      return { result: 'NA', reason: reasonOf(withToken && rest.length > 1 ? rest.slice(1) : rest) };
+    case 'BH':
+      return { result: 'BH', reason: reasonOf(rest[0] === '*' ? rest.slice(1) : rest) };
+    default: {
+      const shown = code === undefined ? 'an empty line' : JSON.stringify(code.slice(0, 16));
+      return { result: 'invalid', message: `ntlm_auth answered ${shown}: expected TT, AF, NA or BH` };
+    }
+  }
+}
+
+function reasonOf(words: string[]): string {
+  const reason = words.join(' ');
+  return reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}…` : reason;
+}
+
+/** Anything can be thrown, undefined included: reading .message off it must not throw in turn. */
+function messageOf(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}…` : text;
+}
