@@ -187,6 +187,40 @@ export interface ExtraSquid {
 }
 
 /**
+ * A test Squid's configuration in `dir` (its logs in `dir/logs`, owned by Squid's user): a plain port on
+ * 127.0.0.1, `ports` (whole lines), no cache, `before` and then `include`, then `deny all`. Returns its path.
+ */
+export function writeTestSquidConf(
+  dir: string,
+  options: { port: number; ports: readonly string[]; before: readonly string[]; include: string },
+): string {
+  mkdirSync(join(dir, 'logs'), { recursive: true });
+  const proxy = lookupUser('proxy');
+  chownSync(join(dir, 'logs'), proxy.uid, proxy.gid);
+  const conf = join(dir, 'squid.conf');
+  writeFileSync(
+    conf,
+    [
+      `http_port 127.0.0.1:${options.port}`,
+      ...options.ports,
+      `pid_filename ${join(dir, 'squid.pid')}`,
+      `cache_log ${join(dir, 'logs', 'cache.log')}`,
+      `access_log stdio:${join(dir, 'logs', 'access.log')}`,
+      `coredump_dir ${join(dir, 'logs')}`,
+      'cache deny all',
+      'pinger_enable off',
+      'dns_nameservers 127.0.0.1',
+      'shutdown_lifetime 0 seconds',
+      ...options.before,
+      `include ${options.include}`,
+      'http_access deny all',
+      '',
+    ].join('\n'),
+  );
+  return conf;
+}
+
+/**
  * A second Squid running the lab's Doorman include inside a configuration of the test's own (an administrator's
  * rules before it, an intercept port), with its files in `lab.dir/name`. Ready once its plain port answers:
  * a connection straight to an intercept port has no NAT entry, and Squid's failed lookup stops that port.
@@ -198,29 +232,12 @@ export async function startExtraSquid(
 ): Promise<ExtraSquid> {
   const port = await freePort();
   const dir = join(lab.dir, name);
-  mkdirSync(join(dir, 'logs'), { recursive: true });
-  const proxy = lookupUser('proxy');
-  chownSync(join(dir, 'logs'), proxy.uid, proxy.gid);
-  const conf = join(dir, 'squid.conf');
-  writeFileSync(
-    conf,
-    [
-      `http_port 127.0.0.1:${port}`,
-      ...(extra.ports ?? []).map((p) => `http_port ${p}`),
-      `pid_filename ${join(dir, 'squid.pid')}`,
-      `cache_log ${join(dir, 'logs', 'cache.log')}`,
-      `access_log stdio:${join(dir, 'logs', 'access.log')}`,
-      `coredump_dir ${join(dir, 'logs')}`,
-      'cache deny all',
-      'pinger_enable off',
-      'dns_nameservers 127.0.0.1',
-      'shutdown_lifetime 0 seconds',
-      ...(extra.before ?? []),
-      `include ${join(lab.dir, 'squid', 'doorman.conf')}`,
-      'http_access deny all',
-      '',
-    ].join('\n'),
-  );
+  const conf = writeTestSquidConf(dir, {
+    port,
+    ports: (extra.ports ?? []).map((p) => `http_port ${p}`),
+    before: extra.before ?? [],
+    include: join(lab.dir, 'squid', 'doorman.conf'),
+  });
   await execFile('squid', ['-k', 'parse', '-f', conf]);
   const squid = start('squid', ['-N', '-f', conf]);
   await waitForPort('127.0.0.1', port, 10_000, squid.child).catch(failWith(squid));

@@ -1,9 +1,9 @@
 import { execFile as execFileCb, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { lookupUser } from '../../lib/system/service-user.ts';
 import { squidTls } from '../../squid-conf/squid-build.ts';
+import { writeTestSquidConf } from './lab.ts';
 import { freePort, start, waitForPort, type Started } from './processes.ts';
 
 const execFile = promisify(execFileCb);
@@ -61,29 +61,12 @@ export async function startSquid(
   options: { include: string; ports?: readonly string[]; before?: readonly string[] },
 ): Promise<RunningSquid> {
   const port = await freePort();
-  mkdirSync(join(dir, 'logs'), { recursive: true });
-  const proxy = lookupUser('proxy');
-  chownSync(join(dir, 'logs'), proxy.uid, proxy.gid);
-  const conf = join(dir, 'squid.conf');
-  writeFileSync(
-    conf,
-    [
-      `http_port 127.0.0.1:${port}`,
-      ...(options.ports ?? []),
-      `pid_filename ${join(dir, 'squid.pid')}`,
-      `cache_log ${join(dir, 'logs', 'cache.log')}`,
-      `access_log stdio:${join(dir, 'logs', 'access.log')}`,
-      `coredump_dir ${join(dir, 'logs')}`,
-      'cache deny all',
-      'pinger_enable off',
-      'dns_nameservers 127.0.0.1',
-      'shutdown_lifetime 0 seconds',
-      ...(options.before ?? []),
-      `include ${options.include}`,
-      'http_access deny all',
-      '',
-    ].join('\n'),
-  );
+  const conf = writeTestSquidConf(dir, {
+    port,
+    ports: options.ports ?? [],
+    before: options.before ?? [],
+    include: options.include,
+  });
   await execFile(squid, ['-k', 'parse', '-f', conf]);
   const proc = start(squid, ['-N', '-f', conf]);
   await waitForPort('127.0.0.1', port, 10_000, proc.child).catch((error: Error) => {
