@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { normaliseIp } from '../../lib/net/address.ts';
 import { createNetns, isAlive, netnsName, netnsPids, removeStaleNetns, type Netns } from './netns.ts';
 import { waitForPort, type Started } from './processes.ts';
 import { run, type RunOptions, type RunResult } from './run.ts';
@@ -201,9 +202,10 @@ function createInnerNetns(name: string, via: Netns): InnerNetns & { gateway: str
 
 /** fd13:213:N::2/64 inside a namespace and fd13:213:N::1/64 on its host side (N: its 10.213.N subnet). */
 function addIpv6(ns: Netns): [inside: string, host: string] {
+  // In their one written form (RFC 5952, as Doorman stores them): a third octet of 0 makes `fd13:213::2`.
   const n = ns.address.split('.')[2];
-  const inside = `fd13:213:${n}::2`;
-  const host = `fd13:213:${n}::1`;
+  const inside = normaliseIp(`fd13:213:${n}::2`) as string;
+  const host = normaliseIp(`fd13:213:${n}::1`) as string;
   const links = JSON.parse(
     execFileSync('ip', ['-j', '-n', ns.name, 'link', 'show'], { encoding: 'utf8' }),
   ) as Array<{ ifname: string }>;
