@@ -12,7 +12,11 @@ case $mode in run|test) ;; *) echo "usage: $0 run|test" >&2; exit 2 ;; esac
 
 packages="squid ca-certificates curl"
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
-[ "$mode" = test ] && packages="$packages curl sqlite3 iproute2 util-linux procps libkrb5-dev"
+# `npm ci` builds the `kerberos` addon (the Negotiate helper's GSSAPI acceptor) from source: headers and a C++
+# toolchain (Debian's g++ brings gcc and libc6-dev, which also build Doorman's helper shim, native/). Seamless
+# authentication joins the domain with Samba's net and winbind (ntlm_auth is in winbind).
+packages="$packages libkrb5-dev g++ make python3 winbind samba-common-bin"
+[ "$mode" = test ] && packages="$packages curl sqlite3 iproute2 util-linux procps"
 # The directories the integration tests start (test/harness/slapd.ts, samba-ad.ts). On bookworm `samba` alone
 # cannot provision a DC: samba-ad-provision and samba-dsdb-modules are only Recommends, so they are named here.
 [ "$mode" = test ] && packages="$packages slapd ldap-utils samba samba-ad-dc samba-ad-provision samba-dsdb-modules \
@@ -20,6 +24,9 @@ samba-vfs-modules winbind smbclient krb5-user openssl nftables c-icap"
 # The splash and admin screens in a real browser (test/harness/browser.ts). Without --no-install-recommends
 # (below) chromium would bring about 117 packages, systemd and udev among them; with it, about 25.
 [ "$mode" = test ] && packages="$packages chromium"
+# Seamless authentication's tests: an MIT KDC (test/harness/kdc.ts), clients with Kerberos tickets and NTLM
+# (curl, python3-gssapi, python3-ntlm-auth), a skewed clock for one client (faketime).
+[ "$mode" = test ] && packages="$packages krb5-kdc krb5-admin-server faketime python3-gssapi python3-ntlm-auth"
 
 missing=""
 for p in $packages; do
@@ -61,4 +68,25 @@ if [ "$mode" = test ]; then
   fi
   "$dest/usr/sbin/squid" -v | grep -q -- '--with-openssl' || { echo "$0: $dest/usr/sbin/squid is not the OpenSSL build" >&2; exit 1; }
   echo "squid-openssl $want unpacked in $dest (not installed)"
+
+  # A client that wraps NTLM in SPNEGO, as Windows does, needs gss-ntlmssp; installed, it would add a GSS
+  # mechanism to every program on the machine (/etc/gss/mech.d), Squid's and Doorman's acceptors included. So
+  # it is unpacked, never installed, and a test's client alone names it with GSS_MECH_CONFIG
+  # (test/harness/gss-ntlmssp.ts).
+  dest=/opt/doorman-test/gss-ntlmssp
+  if [ ! -f "$dest/mech.conf" ]; then
+    tmp=$(mktemp -d)
+    chmod 755 "$tmp"
+    id _apt >/dev/null 2>&1 && chown _apt "$tmp"
+    (cd "$tmp" && apt-get download -q gss-ntlmssp) || { apt-get update -q; (cd "$tmp" && apt-get download -q gss-ntlmssp); }
+    rm -rf "$dest.new"
+    mkdir -p "$dest.new"
+    dpkg-deb -x "$tmp"/gss-ntlmssp_*.deb "$dest.new"
+    so=$(find "$dest.new" -name gssntlmssp.so | head -n 1)
+    [ -n "$so" ] || { echo "$0: no gssntlmssp.so in gss-ntlmssp" >&2; exit 1; }
+    printf 'gssntlmssp_v1\t1.3.6.1.4.1.311.2.2.10\t%s\n' "$dest${so#"$dest.new"}" > "$dest.new/mech.conf"
+    rm -rf "$dest" "$tmp"
+    mv "$dest.new" "$dest"
+  fi
+  echo "gss-ntlmssp unpacked in $dest (not installed): GSS_MECH_CONFIG=$dest/mech.conf"
 fi
