@@ -12,6 +12,7 @@ import { apiKeyCommand } from './commands/api-key.ts';
 import { deviceGroupCommand } from './commands/device-group.ts';
 import { directoryCommand } from './commands/directory.ts';
 import { portalCommand } from './commands/portal.ts';
+import { seamlessCommand } from './commands/seamless.ts';
 import { serveCommand } from './commands/serve.ts';
 import { sessionsCommand } from './commands/sessions.ts';
 import { squidConfCommand } from './commands/squid-conf.ts';
@@ -25,6 +26,7 @@ const commands: readonly Command[] = [
   adminCommand,
   portalCommand,
   deviceGroupCommand,
+  seamlessCommand,
 ];
 
 const usage = `Usage: doorman COMMAND [OPTIONS]

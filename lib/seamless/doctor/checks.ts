@@ -23,6 +23,7 @@ export const CHECK_IDS = [
   'enctypes',
   'keytab-access',
   'priv-pipe',
+  'winbind',
   'clients-fqdn',
 ] as const;
 export type CheckId = (typeof CHECK_IDS)[number];
@@ -80,6 +81,7 @@ const TITLES: Record<CheckId, string> = {
   enctypes: 'The keytab holds the encryption types the server version uses',
   'keytab-access': "Squid's helper user can read the keytab, others cannot",
   'priv-pipe': "Squid's helper user can reach winbind's privileged pipe",
+  winbind: "winbindd runs and the computer account's trust to the domain works",
   'clients-fqdn': 'Clients address the proxy by its FQDN',
 };
 
@@ -443,6 +445,39 @@ export function checkPrivilegedPipe(context: DoctorContext, facts: AccessFacts<F
 }
 
 // -------------------------------------------------------------------------------------------------------------
+// winbind
+
+export interface WinbindFacts {
+  /** `wbinfo -p` answered. */
+  running: boolean;
+  /** `wbinfo -t`: true, or what it said when it failed (undefined when not asked: winbindd is down). */
+  trust?: true | string;
+}
+
+/** NTLM goes through winbindd; its secure channel (`wbinfo -t`) breaks when the computer account is reset. */
+export function checkWinbind(context: DoctorContext, facts: Fact<WinbindFacts>): CheckResult {
+  const id = 'winbind';
+  const restart =
+    "run Enable seamless again (`doorman seamless enable`): it restarts winbindd with Doorman's smb.conf";
+  if (isUnavailable(facts)) return skip(id, `winbind could not be asked: ${facts.unavailable}`, restart);
+  if (!facts.running) {
+    return fail(
+      id,
+      'winbindd does not answer `wbinfo -p`',
+      `${restart}; if another winbindd (the winbind service) holds /run/samba/winbindd, stop and disable it first`,
+    );
+  }
+  if (facts.trust !== true) {
+    return fail(
+      id,
+      `winbindd runs, but the trust to ${context.realm} fails (wbinfo -t): ${facts.trust ?? 'not checked'}`,
+      `${restart}; it re-joins when the computer account no longer works (deleted or reset in the domain)`,
+    );
+  }
+  return pass(id, `winbindd answers and the trust to ${context.realm} works`);
+}
+
+// -------------------------------------------------------------------------------------------------------------
 // Clients
 
 /** Not checkable from the proxy: a Windows client set to the proxy's IP asks for no ticket and falls back to NTLM. */
@@ -470,6 +505,7 @@ export interface DoctorFacts {
   keytabFile: Fact<FileFacts>;
   privilegedPipeDir: Fact<FileFacts>;
   helperUser: Fact<HelperUser>;
+  winbind: Fact<WinbindFacts>;
   /** The explicit proxy port, for the clients note. */
   proxyPort?: number;
 }
@@ -486,6 +522,7 @@ export function runDoctorChecks(context: DoctorContext, facts: DoctorFacts): Che
     checkEnctypes(context, facts.keytab),
     checkKeytabAccess(context, { file: facts.keytabFile, user: facts.helperUser }),
     checkPrivilegedPipe(context, { file: facts.privilegedPipeDir, user: facts.helperUser }),
+    checkWinbind(context, facts.winbind),
     noteClientsUseFqdn(context, facts.proxyPort),
   ];
 }

@@ -10,6 +10,7 @@ import {
   checkKvno,
   checkPorts,
   checkPrivilegedPipe,
+  checkWinbind,
   type DoctorContext,
   type DoctorFacts,
   httpPrincipals,
@@ -62,15 +63,16 @@ const GOOD: DoctorFacts = {
   keytabFile: stat(0o100640, 0, 13),
   privilegedPipeDir: stat(0o040750, 0, 13),
   helperUser: PROXY,
+  winbind: { running: true, trust: true },
 };
 
 describe('the doctor on the working set-up', () => {
   it('passes every check, one per id in order, the clients note last', () => {
     const results = runDoctorChecks(CONTEXT, GOOD);
     expect(results.map((r) => r.id)).toEqual([...CHECK_IDS]);
-    expect(results.map((r) => r.status)).toEqual([...Array<string>(9).fill('ok'), 'note']);
+    expect(results.map((r) => r.status)).toEqual([...Array<string>(10).fill('ok'), 'note']);
     expect(results.every((r) => r.ok)).toBe(true);
-    expect(results.slice(0, 9).every((r) => r.fix === undefined)).toBe(true);
+    expect(results.slice(0, 10).every((r) => r.fix === undefined)).toBe(true);
   });
 });
 
@@ -84,6 +86,7 @@ describe('the doctor on the broken set-up', () => {
       dcKvno: 2,
       keytabFile: stat(0o100600, 0, 13),
       privilegedPipeDir: stat(0o040750, 0, 0),
+      winbind: { running: true, trust: 'could not authenticate' },
     });
     expect(results.map((r) => [r.id, r.status])).toEqual([
       ['dns-a', 'ok'],
@@ -95,6 +98,7 @@ describe('the doctor on the broken set-up', () => {
       ['enctypes', 'ok'],
       ['keytab-access', 'fail'],
       ['priv-pipe', 'fail'],
+      ['winbind', 'fail'],
       ['clients-fqdn', 'note'],
     ]);
     expect(results.filter((r) => r.status === 'fail').every((r) => !r.ok && (r.fix ?? '') !== '')).toBe(true);
@@ -442,5 +446,22 @@ describe('clients-fqdn', () => {
       status: 'note',
       fix: "set the proxy as proxy.example.test:3128 in the clients' settings (group policy, PAC file), never as its IP address",
     });
+  });
+});
+
+describe('winbind', () => {
+  it('passes when winbindd answers and the trust works; fails with the fix otherwise; skips when not asked', () => {
+    expect(checkWinbind(CONTEXT, { running: true, trust: true })).toMatchObject({ status: 'ok' });
+    expect(checkWinbind(CONTEXT, { running: false })).toMatchObject({
+      status: 'fail',
+      detail: 'winbindd does not answer `wbinfo -p`',
+      fix: expect.stringContaining('doorman seamless enable'),
+    });
+    expect(checkWinbind(CONTEXT, { running: true, trust: 'NT_STATUS_ACCESS_DENIED' })).toMatchObject({
+      status: 'fail',
+      detail: 'winbindd runs, but the trust to EXAMPLE.TEST fails (wbinfo -t): NT_STATUS_ACCESS_DENIED',
+      fix: expect.stringContaining('re-joins'),
+    });
+    expect(checkWinbind(CONTEXT, unavailable('not joined'))).toMatchObject({ status: 'skipped', ok: false });
   });
 });

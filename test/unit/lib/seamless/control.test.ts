@@ -1,0 +1,433 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../../lib/clock.ts';
+import { parseConfig } from '../../../../lib/config/load.ts';
+import type { Config } from '../../../../lib/config/schema.ts';
+import type { DirectorySettings } from '../../../../lib/directory/settings.ts';
+import {
+  localSeamlessControl,
+  type SeamlessDeps,
+  type SeamlessStep,
+  type SeamlessStoreAccess,
+} from '../../../../lib/seamless/control.ts';
+import type { GatherIo } from '../../../../lib/seamless/doctor/gather.ts';
+import { seamlessPaths } from '../../../../lib/seamless/paths.ts';
+import type { RunOutcome, RunRequest } from '../../../../lib/seamless/run-command.ts';
+import { parseSeamlessSettings, type SeamlessSettings } from '../../../../lib/seamless/settings.ts';
+import type { ProcessControl } from '../../../../lib/seamless/winbindd.ts';
+import type { AppliedDirectory } from '../../../../lib/store/directory-settings-store.ts';
+import type { SeamlessState } from '../../../../lib/store/seamless-settings-store.ts';
+import { useTempDir } from '../../../support/temp-dir.ts';
+import { httpKeytab } from './keytab-fixtures.ts';
+
+const PASSWORD = 'Adm1n-Secret!';
+const tmp = useTempDir('doorman-seamless-control-');
+
+const directory: AppliedDirectory = {
+  settings: {
+    kind: 'active-directory',
+    host: 'dc1.example.test',
+    address: '10.0.0.1',
+    baseDn: 'DC=example,DC=test',
+    bindDn: 'CN=Squid Bind,CN=Users,DC=example,DC=test',
+  } as DirectorySettings,
+  password: 'B1nd',
+  version: 1,
+};
+
+interface Call extends RunRequest {
+  /** What the child got on stdin, copied before the runner zeroes it. */
+  input?: string;
+}
+
+/** A domain as net, winbindd and wbinfo answer it, with knobs for the broken cases. */
+class FakeDomain {
+  calls: Call[] = [];
+  joined = false;
+  /** The account's key version on the DC. */
+  kvno = 1;
+  winbindPid: number | undefined;
+  failJoin?: string;
+  failEnctypes = false;
+  trustOk = true;
+
+  run = async (request: RunRequest): Promise<RunOutcome> => {
+    this.calls.push({
+      ...request,
+      ...(request.stdin === undefined ? {} : { input: request.stdin.toString('utf8') }),
+    });
+    request.stdin?.fill(0); // as the real runner does
+    const ok = (stdout = ''): RunOutcome => ({ code: 0, stdout, stderr: '' });
+    const fail = (stderr: string): RunOutcome => ({ code: 255, stdout: '', stderr });
+    const [sub, ...rest] = request.args;
+    if (request.command === 'net' && sub === 'ads') {
+      switch (rest[0]) {
+        case 'testjoin':
+          return this.joined ? ok('Join is OK\n') : fail('Join to domain is not valid');
+        case 'join':
+          if (this.failJoin !== undefined) return fail(this.failJoin);
+          if (this.joined) this.kvno += 1;
+          this.joined = true;
+          return ok("Using short domain name -- EXAMPLE\nJoined 'PROXY' to dns domain 'example.test'\n");
+        case 'keytab': {
+          const option = rest.find((a) => a.startsWith('--option=dedicated keytab file=FILE:')) ?? '';
+          writeFileSync(option.slice('--option=dedicated keytab file=FILE:'.length), httpKeytab(this.kvno));
+          return ok();
+        }
+        case 'enctypes':
+          return this.failEnctypes ? fail('no such attribute') : ok();
+        case 'leave':
+          this.joined = false;
+          return ok("Deleted account for 'PROXY' in realm 'EXAMPLE.TEST'\n");
+      }
+    }
+    if (request.command === 'winbindd') {
+      this.winbindPid = 4242;
+      const run = join(seamlessPaths(config().stateDir).sambaDir, 'run');
+      writeFileSync(join(run, 'winbindd.pid'), '4242\n');
+      mkdirSync(join(seamlessPaths(config().stateDir).winbindPrivilegedDir), {
+        recursive: true,
+        mode: 0o750,
+      });
+      return ok();
+    }
+    if (request.command === 'wbinfo') {
+      if (this.winbindPid === undefined) return fail('failed to call wbcPingDc');
+      if (request.args[0] === '-t')
+        return this.trustOk
+          ? ok('checking the trust secret ... succeeded\n')
+          : fail('could not authenticate');
+      return ok('Ping to winbindd succeeded\n');
+    }
+    if (request.command === 'id') return ok('uid=13(proxy) gid=13(proxy) groups=13(proxy)\n');
+    return fail(`unexpected command ${request.command}`);
+  };
+
+  processes: ProcessControl = {
+    kill: (pid, signal) => {
+      if (pid !== this.winbindPid) throw Object.assign(new Error('no such process'), { code: 'ESRCH' });
+      if (signal === 'SIGTERM' || signal === 'SIGKILL') this.winbindPid = undefined;
+    },
+    name: (pid) => (pid === this.winbindPid ? 'winbindd' : undefined),
+    sleep: async () => {},
+  };
+
+  gatherIo = (): GatherIo => ({
+    nameserver: async () => '10.0.0.1',
+    resolve4: async () => ['10.0.0.2'],
+    reverse: async () => ['proxy.example.test'],
+    localAddresses: () => ['127.0.0.1', '10.0.0.2'],
+    probe: async () => undefined,
+    currentTime: async () => ({ currentTime: '20260101000000.0Z', localTime: Date.UTC(2026, 0, 1) }),
+    keyVersion: async () => [String(this.kvno)],
+    readFile: async (path) => readFileSync(path),
+    // As Enable leaves them (chown is faked here): root:proxy 0640, root:proxy 0750.
+    stat: async (path) =>
+      path.endsWith('http.keytab')
+        ? { mode: 0o100640, uid: 0, gid: 13 }
+        : { mode: 0o040750, uid: 0, gid: 13 },
+    run: this.run,
+  });
+}
+
+class MemoryStore implements SeamlessStoreAccess {
+  state: SeamlessState | undefined;
+  current = () => this.state;
+  save = (state: SeamlessState) => {
+    this.state = state;
+  };
+  clear = () => {
+    this.state = undefined;
+  };
+}
+
+let domain: FakeDomain;
+let store: MemoryStore;
+let owners: Map<string, [number, number]>;
+let applied: AppliedDirectory | undefined;
+const config = (): Config => parseConfig({ stateDir: join(tmp.dir, 'state') }, 'test');
+
+beforeEach(() => {
+  domain = new FakeDomain();
+  store = new MemoryStore();
+  owners = new Map();
+  applied = directory;
+});
+
+/** The fakes; `hostName: undefined` leaves the host name to the control's default. */
+type Extra = Omit<Partial<SeamlessDeps>, 'hostName'> & { hostName?: string | undefined };
+
+function control(extra: Extra = {}) {
+  const { hostName = 'proxy', ...rest } = { hostName: 'proxy', ...extra } as Extra;
+  const deps: SeamlessDeps = {
+    run: domain.run,
+    processes: domain.processes,
+    clock: new ManualClock(Date.UTC(2026, 0, 1)),
+    store,
+    directory: () => applied,
+    testDirectory: async () => ({ ok: true, groupCount: 3 }),
+    helperAccount: () => ({ name: 'proxy', uid: 13, gid: 13 }),
+    gatherIo: () => domain.gatherIo(),
+    winbindSocketParent: join(tmp.dir, 'run-samba'),
+    chown: (path, uid, gid) => owners.set(path, [uid, gid]),
+    ...rest,
+  };
+  if ('hostName' in extra && extra.hostName === undefined) return localSeamlessControl(config(), deps);
+  return localSeamlessControl(config(), { ...deps, hostName });
+}
+
+function settings(): { settings: SeamlessSettings; password: Buffer } {
+  const parsed = parseSeamlessSettings({
+    serverVersion: '2012',
+    domain: 'example.test',
+    adminUser: 'Administrator',
+    adminPassword: PASSWORD,
+  });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+  return parsed;
+}
+
+async function enable(extra?: Extra) {
+  const steps: SeamlessStep[] = [];
+  const { settings: s, password } = settings();
+  const result = await control(extra).enable(s, password, (step) => steps.push(step));
+  return { result, steps, password, finished: steps.filter((step) => step.status !== 'running') };
+}
+
+const summary = (steps: readonly SeamlessStep[]) => steps.map((s) => `${s.id}:${s.status}`);
+
+describe('enable', () => {
+  it('runs every step in order, reporting each as it starts and ends, and saves the state', async () => {
+    const { result, steps, finished } = await enable();
+    expect(result.ok).toBe(true);
+    expect(summary(finished)).toEqual([
+      'preconditions:ok',
+      'configuration:ok',
+      'join:ok',
+      'keytab:ok',
+      'enctypes:ok',
+      'winbindd:ok',
+      'privileged-pipe:ok',
+      'trust:ok',
+      'verify:ok',
+      'save:ok',
+      'squid:skipped',
+    ]);
+    // Each step announced before its outcome.
+    expect(steps.slice(0, 2).map((s) => s.status)).toEqual(['running', 'ok']);
+    expect(result.doctor?.ok).toBe(true);
+    expect(store.state).toEqual({
+      serverVersion: '2012',
+      domain: 'example.test',
+      realm: 'EXAMPLE.TEST',
+      netbios: 'EXAMPLE',
+      adminUser: 'Administrator',
+      proxyFqdn: 'proxy.example.test',
+      machineName: 'PROXY',
+      joinedAt: Date.UTC(2026, 0, 1),
+    });
+    const paths = seamlessPaths(config().stateDir);
+    expect(readFileSync(paths.smbConf, 'utf8')).toContain('netbios name = PROXY\n');
+    expect(readFileSync(paths.krb5Conf, 'utf8')).toContain('kdc = 10.0.0.1\n');
+    expect(owners.get(paths.keytab)).toBeUndefined(); // set on the temporary file, renamed over it
+    expect(owners.get(`${paths.keytab}.new`)).toEqual([0, 13]);
+    expect(owners.get(paths.winbindPrivilegedDir)).toEqual([0, 13]);
+    expect(existsSync(`${paths.keytab}.new`)).toBe(false);
+  });
+
+  it("gives the password to net ads join on stdin only, and zeroes the caller's Buffer", async () => {
+    const { password } = await enable();
+    const withInput = domain.calls.filter((c) => c.input !== undefined && c.input !== '');
+    expect(withInput.map((c) => [c.command, ...c.args.slice(0, 2)])).toEqual([['net', 'ads', 'join']]);
+    expect(withInput[0]?.input).toBe(`${PASSWORD}\n`);
+    expect(withInput[0]?.args).toEqual([
+      'ads',
+      'join',
+      '-U',
+      'Administrator',
+      '--no-dns-updates',
+      '-s',
+      expect.any(String),
+    ]);
+    for (const call of domain.calls) {
+      expect(call.args.join(' ')).not.toContain(PASSWORD);
+      expect(JSON.stringify(call.env ?? {})).not.toContain(PASSWORD);
+    }
+    expect(password.every((byte) => byte === 0)).toBe(true);
+  });
+
+  it('on a joined proxy keeps the join but writes the keytab, encryption types and winbindd again (repair)', async () => {
+    await enable();
+    // Someone re-joined by hand: the DC's key version moved on, the keytab did not.
+    domain.kvno = 2;
+    domain.calls = [];
+    const { result, finished } = await enable();
+    expect(result.ok).toBe(true);
+    expect(summary(finished).slice(2, 6)).toEqual([
+      'join:skipped',
+      'keytab:ok',
+      'enctypes:ok',
+      'winbindd:ok',
+    ]);
+    expect(domain.calls.some((c) => c.args[1] === 'join')).toBe(false);
+    expect(finished.find((s) => s.id === 'winbindd')?.detail).toMatch(/restarted/);
+    expect(finished.find((s) => s.id === 'verify')?.detail).toMatch(/key version 2/);
+  });
+
+  it('a repair keeps the joined computer name, whatever the host is called now', async () => {
+    await enable();
+    const { result } = await enable({ hostName: undefined });
+    expect(result.ok).toBe(true);
+    expect(store.state?.machineName).toBe('PROXY');
+    expect(readFileSync(seamlessPaths(config().stateDir).smbConf, 'utf8')).toContain(
+      'netbios name = PROXY\n',
+    );
+  });
+
+  it('stops at a failed join with its fix, saving nothing, and still zeroes the password', async () => {
+    domain.failJoin = 'Failed to join domain: failed to set machine spn: Constraint violation';
+    const { result, finished, password } = await enable();
+    expect(result.ok).toBe(false);
+    expect(summary(finished)).toEqual(['preconditions:ok', 'configuration:ok', 'join:fail']);
+    expect(finished.at(-1)).toMatchObject({
+      detail: expect.stringContaining('Constraint violation'),
+      fix: expect.stringContaining('another account in the domain owns'),
+    });
+    expect(store.state).toBeUndefined();
+    expect(password.every((byte) => byte === 0)).toBe(true);
+  });
+
+  it('tolerates a DC that refuses the encryption types (a 2003 schema), saying so', async () => {
+    domain.failEnctypes = true;
+    const { result, finished } = await enable();
+    expect(result.ok).toBe(true);
+    expect(finished.find((s) => s.id === 'enctypes')).toMatchObject({
+      status: 'skipped',
+      detail: expect.stringContaining('keeps the join'),
+    });
+  });
+
+  it('refuses without a Windows domain applied, before touching anything', async () => {
+    applied = undefined;
+    const { result, finished } = await enable();
+    expect(result.ok).toBe(false);
+    expect(finished).toEqual([
+      expect.objectContaining({
+        id: 'preconditions',
+        status: 'fail',
+        detail: expect.stringContaining('no directory service'),
+      }),
+    ]);
+    expect(domain.calls).toEqual([]);
+    expect(existsSync(seamlessPaths(config().stateDir).sambaDir)).toBe(false);
+  });
+
+  it('refuses when the clock is off by more than 5 minutes, with the NTP fix', async () => {
+    const io = domain.gatherIo();
+    const { result, finished } = await enable({
+      gatherIo: () => ({
+        ...io,
+        currentTime: async () => ({ currentTime: '20260101001000.0Z', localTime: Date.UTC(2026, 0, 1) }),
+      }),
+    });
+    expect(result.ok).toBe(false);
+    expect(finished[0]).toMatchObject({
+      id: 'preconditions',
+      status: 'fail',
+      fix: expect.stringContaining('NTP'),
+    });
+  });
+
+  it('reports a broken trust with its fix', async () => {
+    domain.trustOk = false;
+    const { result, finished } = await enable();
+    expect(result.ok).toBe(false);
+    expect(finished.at(-1)).toMatchObject({
+      id: 'trust',
+      status: 'fail',
+      fix: expect.stringContaining('Enable seamless again'),
+    });
+  });
+
+  it('regenerates Squid through the injected step when there is one', async () => {
+    let called = 0;
+    const { finished } = await enable({
+      regenerateSquid: async () => {
+        called += 1;
+        return { ok: true, detail: 'wrote the include' };
+      },
+    });
+    expect(called).toBe(1);
+    expect(finished.at(-1)).toMatchObject({ id: 'squid', status: 'ok', detail: 'wrote the include' });
+  });
+});
+
+describe('disable', () => {
+  it('leaves with the password on stdin, stops winbindd, deletes Samba state but its logs, clears the state', async () => {
+    await enable();
+    const paths = seamlessPaths(config().stateDir);
+    writeFileSync(join(paths.sambaDir, 'log', 'winbindd.log'), 'kept\n');
+    domain.calls = [];
+    const steps: SeamlessStep[] = [];
+    const password = Buffer.from(PASSWORD);
+    const result = await control().disable({ user: 'EXAMPLE\\Administrator', password }, (s) =>
+      steps.push(s),
+    );
+    expect(result.ok).toBe(true);
+    expect(summary(steps.filter((s) => s.status !== 'running'))).toEqual([
+      'leave:ok',
+      'winbindd:ok',
+      'files:ok',
+      'save:ok',
+      'squid:skipped',
+    ]);
+    const leave = domain.calls.find((c) => c.args[1] === 'leave');
+    expect(leave?.args.slice(0, 4)).toEqual(['ads', 'leave', '-U', 'EXAMPLE\\Administrator']);
+    expect(leave?.input).toBe(`${PASSWORD}\n`);
+    expect(password.every((byte) => byte === 0)).toBe(true);
+    expect(domain.winbindPid).toBeUndefined();
+    expect(existsSync(paths.keytab)).toBe(false);
+    expect(existsSync(join(paths.sambaDir, 'private'))).toBe(false);
+    expect(existsSync(join(paths.sambaDir, 'log', 'winbindd.log'))).toBe(true);
+    expect(store.state).toBeUndefined();
+  });
+
+  it('locally (no admin) says the computer account stays in the domain', async () => {
+    await enable();
+    const steps: SeamlessStep[] = [];
+    const result = await control().disable(undefined, (s) => steps.push(s));
+    expect(result.ok).toBe(true);
+    expect(steps[0]).toMatchObject({
+      id: 'leave',
+      status: 'skipped',
+      detail: expect.stringContaining('PROXY$ stays in the domain'),
+    });
+    expect(domain.calls.some((c) => c.args[1] === 'leave')).toBe(false);
+    expect(store.state).toBeUndefined();
+  });
+});
+
+describe('status and doctor', () => {
+  it('status: availability only when disabled; state, winbind and trust when enabled', async () => {
+    expect(await control().status()).toEqual({ availability: { ok: true } });
+    await enable();
+    expect(await control().status()).toMatchObject({
+      state: { machineName: 'PROXY' },
+      winbind: 'running',
+      trust: 'ok',
+    });
+    domain.winbindPid = undefined;
+    expect(await control().status()).toMatchObject({ winbind: 'stopped', trust: 'fail' });
+  });
+
+  it('doctor: before Enable, the network prerequisites for the directory’s domain; after, every check', async () => {
+    const before = await control().doctor();
+    expect(before.checks.map((c) => c.id)).toEqual(['dns-a', 'dns-ptr', 'clock', 'ports', 'clients-fqdn']);
+    await enable();
+    domain.kvno = 3;
+    const after = await control().doctor();
+    expect(after.ok).toBe(false);
+    expect(after.checks.filter((c) => c.status === 'fail').map((c) => c.id)).toEqual(['kvno']);
+  });
+});

@@ -1,0 +1,61 @@
+import { chmodSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../../lib/config/load.ts';
+import type { SeamlessStep } from '../../../../lib/seamless/control.ts';
+import { type PrivilegedSeamless, startPrivilegedSeamless } from '../../../../lib/seamless/privileged.ts';
+import { parseSeamlessSettings } from '../../../../lib/seamless/settings.ts';
+import { useTempDir } from '../../../support/temp-dir.ts';
+
+/**
+ * serve's privileged child, over its real IPC channel: a state directory with no directory applied, so every
+ * operation answers without touching a domain. (The join itself: test/integration/seamless-join.e2e.test.ts.)
+ */
+const tmp = useTempDir('doorman-privileged-');
+let privileged: PrivilegedSeamless;
+
+beforeEach(() => {
+  chmodSync(tmp.dir, 0o755); // the service user opens the DB in here when this runs as root
+  privileged = startPrivilegedSeamless(parseConfig({ stateDir: join(tmp.dir, 'state') }, 'test'));
+});
+afterEach(async () => {
+  await privileged.close();
+});
+
+describe('startPrivilegedSeamless', () => {
+  it('answers status and the doctor from the child', async () => {
+    const status = await privileged.control.status();
+    expect(status).toEqual({
+      availability: {
+        ok: false,
+        code: 'NO_DIRECTORY',
+        reason: expect.stringContaining('no directory service'),
+      },
+    });
+    const report = await privileged.control.doctor();
+    expect(report).toMatchObject({ ok: false, checks: [] });
+  });
+
+  it('streams the steps of enable back as they happen, and zeroes the password on this side', async () => {
+    const parsed = parseSeamlessSettings({
+      serverVersion: '2008',
+      domain: 'example.test',
+      adminUser: 'Administrator',
+      adminPassword: 'Adm1n-Secret!',
+    });
+    if (!parsed.ok) throw new Error('settings');
+    const steps: SeamlessStep[] = [];
+    const result = await privileged.control.enable(parsed.settings, parsed.password, (s) => steps.push(s));
+    expect(result).toEqual({ ok: false });
+    expect(steps.map((s) => [s.id, s.status])).toEqual([
+      ['preconditions', 'running'],
+      ['preconditions', 'fail'],
+    ]);
+    expect(parsed.password.every((byte) => byte === 0)).toBe(true);
+  });
+
+  it('refuses calls once closed, saying why', async () => {
+    await privileged.close();
+    await expect(privileged.control.status()).rejects.toThrow(/privileged seamless process is not running/);
+  });
+});
