@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import { resolve as resolvePath } from 'node:path';
 import { portalFromStores } from '../../icap-server/portal-from-stores.ts';
 import { createIcapServer, type IcapServer } from '../../icap-server/server.ts';
 import { icapWorkerCount, startIcapWorkers, type IcapWorkers } from '../../icap-server/workers.ts';
@@ -16,6 +17,8 @@ import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/
 import { startServer } from '../../portal/server.ts';
 import { OpenOnDemand, unavailableApp } from '../../portal/unavailable.ts';
 import { dropPrivileges } from '../../lib/system/service-user.ts';
+import { superviseAuthd } from '../../helpers/authd/supervisor.ts';
+import { startPrivilegedSeamless } from '../../lib/seamless/privileged.ts';
 import {
   type Command,
   CONFIG_HELP,
@@ -34,7 +37,9 @@ const help = `Usage: doorman serve
 Run the web app: the login API ({baseUrl}api/login/, api/logout/) and the admin screens ({baseUrl}admin/,
 sign in with an account made by "doorman admin passwd"); with squid.intercept.httpPort set, also the captive
 portal's ICAP service on icap.host:icap.port. Listens on the configured addresses first,
-then (when started as root) runs as the service user, who owns the session DB. If that user cannot open the
+then (when started as root) runs as the service user, who owns the session DB, and starts doorman-authd as
+that user: the process that answers every helper Squid runs (each Squid child is dist/bin/doorman-shim,
+relaying to authd's sockets in <stateDir>/run), restarted with backoff if it dies. If that user cannot open the
 DB (stateDir out of its reach, say), it keeps running, answers 503 with the reason (ICAP: 500), and opens the
 DB on a later request once it can (at most one attempt a second). Stops on SIGTERM or SIGINT.
 
@@ -118,7 +123,21 @@ export const serveCommand: Command = {
     }
     // Giving up root is fatal if it fails; the DB not opening is not: serve stays up, answers 503 saying why,
     // and opens it on a later request once the operator has fixed it (see OpenOnDemand).
+    // The admin screen's join, winbindd and keytab work need root: a child forked now keeps it (privileged.ts).
+    const privileged =
+      process.getuid?.() === 0
+        ? startPrivilegedSeamless(loaded.config, {
+            ...(loaded.path === undefined ? {} : { configFile: resolvePath(loaded.path) }),
+            log,
+          })
+        : undefined;
     dropPrivileges(loaded.config);
+    // Every helper Squid runs is a shim relaying to authd (helpers/authd/main.ts): started as the helper user.
+    const authd = superviseAuthd({
+      config: loaded.config,
+      configFile: loaded.path === undefined ? undefined : resolvePath(loaded.path),
+      log,
+    });
     // Waiting for another process's lock would hold every request: the web app never does (busy_timeout 0)
     // and retries on timers instead (lib/store/busy.ts). Only the first opening, at start-up before any request
     // is served, may wait for a migration; a later one (made while a request waits) fails at once and is tried
@@ -152,6 +171,7 @@ export const serveCommand: Command = {
         log,
         admin: {
           store: stores.admins,
+          ...(privileged === undefined ? {} : { seamless: privileged.control }),
           directory: directoryAdminFrom(stores.directory, {
             test: (s, password) => testSettings(s, password, { log }),
           }),
@@ -213,7 +233,13 @@ export const serveCommand: Command = {
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
     });
-    await Promise.all([server.close(), icap?.close(), icapWorkers?.close()]);
+    await Promise.all([
+      server.close(),
+      icap?.close(),
+      icapWorkers?.close(),
+      authd.stop(),
+      privileged?.close(),
+    ]);
     opened?.close();
     log.flush();
     return EXIT.ok;

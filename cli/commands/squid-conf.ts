@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { LoadedConfig } from '../../lib/config/load.ts';
+import { dbPath, type LoadedConfig } from '../../lib/config/load.ts';
+import { openStoresKeepingRoot } from '../../lib/seamless/stores.ts';
 import { proxyKeyPath, readProxyKey } from '../../lib/security/proxy-key.ts';
 import { directoryApplied } from '../../lib/store/directory-settings-store.ts';
 import { lookupUser } from '../../lib/system/service-user.ts';
@@ -60,15 +62,28 @@ ${CONFIG_HELP}`;
 /** What the include needs from this machine: paths, the proxy key (made by "doorman serve"), our addresses. */
 export function runtime(loaded: LoadedConfig): Runtime {
   return {
-    node: process.execPath,
     root: resolve(import.meta.dirname, '..', '..'),
-    configFile: loaded.path === undefined ? undefined : resolve(loaded.path),
     proxyKey: readProxyKey(proxyKeyPath(loaded.config)),
     hostAddresses: Object.values(networkInterfaces())
       .flatMap((list) => list ?? [])
       .map((i) => i.address)
       .filter((a) => !a.includes('%')),
   };
+}
+
+/**
+ * Whether the proxy has joined the domain (seamless authentication enabled). Read from the session DB as the
+ * service user even when run as root (lib/seamless/stores.ts), so no root-owned DB file is left behind; no DB
+ * yet ("doorman serve" never ran) means not enabled.
+ */
+function seamlessEnabled(config: LoadedConfig['config']): boolean {
+  if (!existsSync(dbPath(config))) return false;
+  const stores = openStoresKeepingRoot(config);
+  try {
+    return stores.seamless.current() !== undefined;
+  } finally {
+    stores.close();
+  }
 }
 
 export const squidConfCommand: Command = {
@@ -113,6 +128,7 @@ export const squidConfCommand: Command = {
     const include = generateInclude(loaded.config, rt, {
       ...(accessLog === undefined ? {} : { accessLog }),
       directory: directoryApplied(loaded.config),
+      seamless: seamlessEnabled(loaded.config),
       access: !values['acls-only'],
       ...(portal === undefined ? {} : { portal }),
     });

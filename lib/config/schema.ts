@@ -134,6 +134,18 @@ export const configSchema = z
           })
           .strict()
           .prefault({}),
+        /**
+         * Seamless authentication's Negotiate and NTLM helpers (written only once the proxy has joined the
+         * domain). Each child holds one client's handshake at a time (no concurrency) and costs about 1 MB
+         * (a shim); Squid starts one and adds children as handshakes overlap, up to this many.
+         */
+        seamless: z
+          .object({
+            negotiateChildren: z.number().int().min(1).max(256).default(20),
+            ntlmChildren: z.number().int().min(1).max(256).default(20),
+          })
+          .strict()
+          .prefault({}),
         /** The group external ACL (doorman_group): `acl staff external doorman_group "Staff Users"`. */
         groups: z
           .object({

@@ -46,9 +46,18 @@ export function requireSystem(): void {
       '-r',
       join(ROOT, 'dist', 'helpers', 'session-acl.js'),
     ]);
+    execFileSync('setpriv', [
+      '--reuid=proxy',
+      '--regid=proxy',
+      '--clear-groups',
+      'test',
+      '-x',
+      join(ROOT, 'dist', 'bin', 'doorman-shim'),
+    ]);
   } catch {
     throw new Error(
-      `user proxy cannot read ${ROOT}: Squid could not start the helpers (give the parent directories o+x)`,
+      `user proxy cannot read ${ROOT}, or there is no dist/bin/doorman-shim: Squid could not start the ` +
+        'helpers (npm run build; give the parent directories o+x)',
     );
   }
 }
@@ -118,6 +127,9 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
     const serve = start(DOORMAN, ['serve', '--config', configFile]);
     stops.push(() => serve.stop());
     await waitForPort('127.0.0.1', doormanPort, 10_000, serve.child).catch(failWith(serve));
+    // Squid's helpers are shims relaying to authd, which serve starts: a shim that finds no socket answers
+    // BH and tries again only a second later, so Squid starts once authd listens.
+    await waitForFile(join(config.stateDir ?? '', 'run', 'session.sock'), 10_000).catch(failWith(serve));
 
     await options.beforeSquid?.(doorman);
     const squidDir = join(dir, 'squid');
@@ -160,6 +172,14 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+async function waitForFile(path: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`${path} did not appear in ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 

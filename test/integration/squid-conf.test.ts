@@ -1,12 +1,26 @@
 import { execFile as execFileCb } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runtime } from '../../cli/commands/squid-conf.ts';
-import { parseConfig } from '../../lib/config/load.ts';
+import { systemClock } from '../../lib/clock.ts';
+import { dbPath, parseConfig } from '../../lib/config/load.ts';
 import { ensureProxyKey } from '../../lib/security/proxy-key.ts';
+import { openDatabase } from '../../lib/store/database.ts';
+import { SeamlessSettingsStore } from '../../lib/store/seamless-settings-store.ts';
+import { lookupUser } from '../../lib/system/service-user.ts';
 import { generateInclude } from '../../squid-conf/generate.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
 
@@ -135,6 +149,53 @@ describe('doorman squid-conf output passes squid -k parse', () => {
     );
     expect(error).toMatchObject({ code: 1 });
     expect((error as { stderr: string }).stderr).toMatch(/squid\.ttl: /);
+  });
+
+  it('doorman squid-conf once the proxy joined the domain: Negotiate, then NTLM, through the shim', async () => {
+    // A state dir of its own, as "doorman serve" leaves it: the service user's, with the DB and the proxy key.
+    const joined = join(dir, 'joined');
+    mkdirSync(joined, { mode: 0o700 });
+    ensureProxyKey(join(joined, 'proxy-key'));
+    const config = parseConfig({ stateDir: joined }, 'test');
+    const db = openDatabase(dbPath(config));
+    new SeamlessSettingsStore(db, { clock: systemClock }).save({
+      serverVersion: '2012',
+      domain: 'example.test',
+      realm: 'EXAMPLE.TEST',
+      netbios: 'EXAMPLE',
+      adminUser: 'Administrator',
+      proxyFqdn: 'proxy.example.test',
+      machineName: 'PROXY',
+      joinedAt: 1,
+    });
+    db.close();
+    const proxy = lookupUser('proxy');
+    for (const name of ['', 'proxy-key', 'doorman.db', 'doorman.db-wal', 'doorman.db-shm']) {
+      const path = join(joined, name);
+      if (existsSync(path)) chownSync(path, proxy.uid, proxy.gid);
+    }
+    const file = join(dir, 'joined.json');
+    writeFileSync(file, JSON.stringify({ stateDir: joined }), { mode: 0o644 });
+    const include = join(dir, 'joined.conf');
+    writeFileSync(include, (await doorman('squid-conf', '--config', file)).stdout);
+    const output = await squidParse(include);
+    expect(output).not.toMatch(/ERROR|WARNING|FATAL|Bungled/i);
+    const shim = join(ROOT, 'dist', 'bin', 'doorman-shim');
+    const schemes = [...output.matchAll(/Processing: auth_param (\w+) program (.*)$/gm)].map((m) => [
+      m[1],
+      m[2],
+    ]);
+    expect(schemes).toEqual([
+      ['negotiate', `${shim} ${joined}/run/negotiate.sock`],
+      ['ntlm', `${shim} ${joined}/run/ntlm.sock`],
+    ]);
+    expect(output).toMatch(/Processing: auth_param negotiate children 20 startup=1 idle=1$/m);
+    expect(output).toMatch(/Processing: auth_param ntlm keep_alive on$/m);
+    expect(output).toMatch(/Processing: http_access allow doorman_authenticated$/m);
+    // Read as the service user: root left no file of its own in the state dir.
+    for (const name of readdirSync(joined)) {
+      expect(statSync(join(joined, name)).uid, name).toBe(proxy.uid);
+    }
   });
 
   it('fails with exit code 1 and says what to do when there is no proxy key yet', async () => {

@@ -4,19 +4,21 @@ import { generateInclude, type HttpsInterceptOptions, type Runtime } from '../..
 import { generateStandalone } from '../../../squid-conf/standalone.ts';
 
 const runtime: Runtime = {
-  node: '/opt/doorman/node_modules/node/bin/node',
   root: '/opt/doorman',
-  configFile: undefined,
   proxyKey: 'k'.repeat(43),
   hostAddresses: ['127.0.0.1', '192.0.2.10', '::1', '2001:db8::10', 'fe80::1'],
 };
 const directives = (text: string) => text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
 
 describe('generateInclude', () => {
-  it('starts the compiled session helper with absolute paths, its DB, concurrency and the TTLs', () => {
+  it("runs the session helper as the shim on authd's socket, with concurrency and the TTLs", () => {
     const text = generateInclude(
       parseConfig(
-        { squid: { ttl: 7, negativeTtl: 2, concurrency: 50, childrenMax: 3 }, lastSeenFlushSeconds: 20 },
+        {
+          squid: { ttl: 7, negativeTtl: 2, concurrency: 50, childrenMax: 3 },
+          lastSeenFlushSeconds: 20,
+          stateDir: '/srv/doorman',
+        },
         't',
       ),
       runtime,
@@ -24,20 +26,8 @@ describe('generateInclude', () => {
     const helper = directives(text).find((l) => l.startsWith('external_acl_type '));
     expect(helper).toBe(
       'external_acl_type doorman_session ttl=7 negative_ttl=2 concurrency=50 children-max=3 children-startup=1 ' +
-        'children-idle=1 %SRC %>eui /opt/doorman/node_modules/node/bin/node --max-semi-space-size=2 ' +
-        '/opt/doorman/dist/helpers/session-acl.js ' +
-        '--db /var/lib/doorman/doorman.db --flush-seconds 20',
+        'children-idle=1 %SRC %>eui /opt/doorman/dist/bin/doorman-shim --concurrent /srv/doorman/run/session.sock',
     );
-  });
-
-  it('passes the config file to the directory helpers when there is one', () => {
-    const text = generateInclude(
-      parseConfig({}, 't'),
-      { ...runtime, configFile: '/etc/doorman/doorman.json' },
-      { directory: true },
-    );
-    expect(text).toMatch(/dist\/helpers\/basic-auth\.js --config \/etc\/doorman\/doorman\.json$/m);
-    expect(text).toMatch(/dist\/helpers\/group-acl\.js --config \/etc\/doorman\/doorman\.json$/m);
   });
 
   it('refuses unsafe ports and tunnels but to TLS ports and to this host, then lets everyone reach Doorman, then identified clients', () => {
@@ -105,7 +95,10 @@ describe('generateInclude', () => {
 
   it('refuses paths squid.conf cannot hold', () => {
     expect(() => generateInclude(parseConfig({}, 't'), { ...runtime, root: '/opt/my doorman' })).toThrow(
-      /helper path "\/opt\/my doorman\/dist\/helpers\/session-acl.js" cannot be written in squid.conf/,
+      /shim path "\/opt\/my doorman\/dist\/bin\/doorman-shim" cannot be written in squid.conf/,
+    );
+    expect(() => generateInclude(parseConfig({ stateDir: '/var/lib/my doorman' }, 't'), runtime)).toThrow(
+      /socket path "\/var\/lib\/my doorman\/run\/session.sock" cannot be written in squid.conf/,
     );
   });
 });
@@ -117,12 +110,12 @@ describe('generateInclude with a directory', () => {
     const lines = directives(generateInclude(parseConfig({}, 't'), runtime, { directory: true }));
     expect(lines).toEqual(
       expect.arrayContaining([
-        'auth_param basic program /opt/doorman/node_modules/node/bin/node /opt/doorman/dist/helpers/basic-auth.js',
+        'auth_param basic program /opt/doorman/dist/bin/doorman-shim --concurrent /var/lib/doorman/run/basic.sock',
         'auth_param basic children 5 startup=1 idle=1 concurrency=50',
         'auth_param basic realm Doorman',
         'auth_param basic credentialsttl 300 seconds',
         'external_acl_type doorman_group ttl=60 negative_ttl=60 concurrency=50 children-max=2 children-startup=1 ' +
-          '%un /opt/doorman/node_modules/node/bin/node /opt/doorman/dist/helpers/group-acl.js',
+          '%un /opt/doorman/dist/bin/doorman-shim --concurrent /var/lib/doorman/run/group.sock',
         'acl doorman_authenticated proxy_auth REQUIRED',
         'http_access allow doorman_authenticated',
       ]),
@@ -164,6 +157,71 @@ describe('generateInclude with a directory', () => {
     const config = parseConfig({ squid: { groups: { allow: ['Staff'] } } }, 't');
     expect(() => generateInclude(config, runtime)).toThrow(
       /squid\.groups\.allow names groups \(Staff\) but no directory is applied/,
+    );
+  });
+});
+
+describe('generateInclude with seamless authentication', () => {
+  const shim = '/opt/doorman/dist/bin/doorman-shim';
+  const auth = (lines: string[]) => lines.filter((l) => l.startsWith('auth_param'));
+
+  it('offers Negotiate, then NTLM, then Basic, through the shim without concurrency', () => {
+    const config = parseConfig({ squid: { seamless: { negotiateChildren: 30, ntlmChildren: 10 } } }, 't');
+    const lines = directives(generateInclude(config, runtime, { directory: true, seamless: true }));
+    expect(auth(lines)).toEqual([
+      `auth_param negotiate program ${shim} /var/lib/doorman/run/negotiate.sock`,
+      'auth_param negotiate children 30 startup=1 idle=1',
+      'auth_param negotiate keep_alive on',
+      `auth_param ntlm program ${shim} /var/lib/doorman/run/ntlm.sock`,
+      'auth_param ntlm children 10 startup=1 idle=1',
+      'auth_param ntlm keep_alive on',
+      `auth_param basic program ${shim} --concurrent /var/lib/doorman/run/basic.sock`,
+      'auth_param basic children 5 startup=1 idle=1 concurrency=50',
+      'auth_param basic realm Doorman',
+      'auth_param basic credentialsttl 300 seconds',
+    ]);
+    expect(lines.filter((l) => l === 'acl doorman_authenticated proxy_auth REQUIRED')).toHaveLength(1);
+    // a client identified by address is never challenged; the others may be, by every scheme
+    expect(lines.filter((l) => l.startsWith('http_access allow doorman_'))).toEqual([
+      'http_access allow doorman_site',
+      'http_access allow doorman_identified',
+      'http_access allow doorman_authenticated',
+    ]);
+  });
+
+  it('has 20 children of each scheme by default, and no seamless line when it is not enabled', () => {
+    const config = parseConfig({}, 't');
+    expect(auth(directives(generateInclude(config, runtime, { directory: true, seamless: true })))).toEqual(
+      expect.arrayContaining([
+        'auth_param negotiate children 20 startup=1 idle=1',
+        'auth_param ntlm children 20 startup=1 idle=1',
+      ]),
+    );
+    const plain = auth(directives(generateInclude(config, runtime, { directory: true })));
+    expect(plain.some((l) => /negotiate|ntlm/.test(l))).toBe(false);
+  });
+
+  it('asks for the seamless schemes alone when no directory is applied (no Basic, no group helper)', () => {
+    const lines = directives(generateInclude(parseConfig({}, 't'), runtime, { seamless: true }));
+    expect(auth(lines).map((l) => l.split(' ')[1])).toEqual([
+      'negotiate',
+      'negotiate',
+      'negotiate',
+      'ntlm',
+      'ntlm',
+      'ntlm',
+    ]);
+    expect(lines).toContain('acl doorman_authenticated proxy_auth REQUIRED');
+    expect(lines).toContain('http_access allow doorman_authenticated');
+    expect(lines.some((l) => l.includes('doorman_group'))).toBe(false);
+  });
+
+  it('refuses seamless children outside 1-256, naming the field', () => {
+    expect(() => parseConfig({ squid: { seamless: { ntlmChildren: 0 } } }, 't')).toThrow(
+      /squid\.seamless\.ntlmChildren: /,
+    );
+    expect(() => parseConfig({ squid: { seamless: { negotiateChildren: 257 } } }, 't')).toThrow(
+      /squid\.seamless\.negotiateChildren: /,
     );
   });
 });

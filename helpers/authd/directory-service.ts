@@ -1,0 +1,65 @@
+import { systemClock } from '../../lib/clock.ts';
+import { dbPath } from '../../lib/config/load.ts';
+import type { Config } from '../../lib/config/schema.ts';
+import type { Directory } from '../../lib/directory/directory.ts';
+import { bh, type HelperReply, type HelperRequest } from '../../lib/helper-protocol/message.ts';
+import type { Log } from '../../lib/log.ts';
+import { unlessBusy } from '../../lib/store/busy.ts';
+import { openDatabase } from '../../lib/store/database.ts';
+import { DirectorySettingsStore, directoryPasswordPath } from '../../lib/store/directory-settings-store.ts';
+import { DirectoryRuntime } from '../directory-runtime.ts';
+import { Reopening } from '../reopening.ts';
+import type { HelperHandlers } from './session-service.ts';
+
+/** Basic authentication or a group check against the directory in force (undefined: none applied). */
+export type DirectoryCheck = (
+  directory: Directory | undefined,
+  request: HelperRequest,
+) => Promise<HelperReply>;
+
+export interface DirectoryService {
+  /** runHelper's handlers for one kind of check; every kind shares this service's directory and its pools. */
+  handlers(check: DirectoryCheck): HelperHandlers;
+  close(): Promise<void>;
+}
+
+/**
+ * The directory the helpers answer from: the settings in the session DB (re-read when Save & apply changes
+ * them, see DirectoryRuntime), for the direct helpers (helpers/directory-helper.ts) and authd alike. authd
+ * makes one for Basic and groups together: one set of LDAP connections, one password and group cache.
+ *
+ * `config` is called inside, so a broken configuration is answered with BH and retried, not an exit.
+ */
+export function createDirectoryService(options: { config: () => Config; log: Log }): DirectoryService {
+  const { log } = options;
+  const runtime = new Reopening(
+    'directory settings',
+    () => {
+      const config = options.config();
+      // Never wait for a lock: it would hold every answer (see lib/store/busy.ts).
+      const db = openDatabase(dbPath(config), { mustExist: true, busyTimeoutMs: 0 });
+      const store = new DirectorySettingsStore(db, {
+        passwordFile: directoryPasswordPath(config),
+        clock: systemClock,
+      });
+      return new DirectoryRuntime(store, { db, clock: systemClock, log });
+    },
+    log,
+    (dropped) => void dropped.close(),
+  );
+  return {
+    handlers: (check) => ({
+      // A read that meets SQLITE_BUSY (rare in WAL): keep the settings in force, look again at the next batch.
+      beforeBatch: () => runtime.use((r) => void unlessBusy(() => r.refresh())),
+      handle: (request) => {
+        const current = runtime.get();
+        return current === undefined
+          ? bh('settings unavailable, see cache.log')
+          : check(current.current, request);
+      },
+    }),
+    close: async () => {
+      await runtime.get()?.close();
+    },
+  };
+}

@@ -1,0 +1,152 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../../lib/clock.ts';
+import { helperSocket, runDir } from '../../../../lib/seamless/paths.ts';
+import { SessionStore } from '../../../../lib/store/session-store.ts';
+import { NODE } from '../../../harness/helper-process.ts';
+import { ROOT } from '../../../harness/lab.ts';
+import { buildShim, Shim, SHIM_DOWN } from '../../../harness/shim.ts';
+import { useTempDb } from '../../../support/temp-db.ts';
+
+// What serve starts: the compiled authd (npm test builds it first).
+const AUTHD = join(ROOT, 'dist', 'helpers', 'authd', 'main.js');
+
+beforeAll(buildShim);
+
+const NOT_ENABLED = 'BH message=seamless%20authentication%20is%20not%20enabled';
+
+/** authd as serve starts it, with its stderr kept; `listening` resolves once its sockets are up. */
+class Authd {
+  readonly child: ChildProcessWithoutNullStreams;
+  stderr = '';
+  readonly listening: Promise<void>;
+  readonly exited: Promise<number | null>;
+
+  constructor(config: string, extra: readonly string[] = []) {
+    this.child = spawn(NODE, ['--max-semi-space-size=2', AUTHD, '--config', config, ...extra]);
+    this.exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.listening = new Promise((resolve, reject) => {
+      this.child.stderr.on('data', (d: Buffer) => {
+        this.stderr += d.toString();
+        if (this.stderr.includes('listening in ')) resolve();
+      });
+      void this.exited.then((code) => reject(new Error(`authd exited with ${code}: ${this.stderr}`)));
+    });
+  }
+}
+
+describe('doorman-authd', () => {
+  const db = useTempDb('doorman-authd-');
+  const started: Array<Authd | Shim> = [];
+  const config = () => {
+    const path = join(db.dir, 'doorman.json');
+    writeFileSync(path, JSON.stringify({ stateDir: db.dir }));
+    return path;
+  };
+  const authd = async (extra: readonly string[] = []) => {
+    const a = new Authd(config(), extra);
+    started.push(a);
+    await a.listening;
+    return a;
+  };
+  const shim = (kind: 'session' | 'basic' | 'group' | 'negotiate' | 'ntlm') => {
+    const s = new Shim(helperSocket(db.dir, kind), kind !== 'negotiate' && kind !== 'ntlm');
+    started.push(s);
+    return s;
+  };
+  afterEach(() => {
+    for (const p of started.splice(0)) {
+      if (p instanceof Shim) p.kill();
+      else if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    }
+  });
+
+  it('answers session lookups from every shim in one process, on sockets only its user and group reach', async () => {
+    new SessionStore(db.connect(), systemClock).start({
+      key: { kind: 'ip', value: '10.0.0.5' },
+      username: 'alice',
+      source: 'api',
+    });
+    await authd();
+    expect(statSync(runDir(db.dir)).mode & 0o777).toBe(0o750);
+    for (const kind of ['session', 'basic', 'group', 'negotiate', 'ntlm'] as const) {
+      expect(statSync(helperSocket(db.dir, kind)).mode & 0o777, kind).toBe(0o660);
+    }
+    const [one, two] = [shim('session'), shim('session')];
+    expect(await one.ask('1 10.0.0.5 -')).toBe('1 OK user=alice');
+    expect(await two.ask('7 10.0.0.6 -')).toBe('7 ERR');
+    expect(await two.ask('8 10.0.0.5 -')).toBe('8 OK user=alice');
+    // runHelper's own checks hold through the shim: a line without a channel-ID is BH, and the child goes on.
+    expect(await one.ask('no-channel')).toMatch(/^BH message=request%20has%20no%20channel-ID/);
+    expect(await one.ask('2 10.0.0.5 -')).toBe('2 OK user=alice');
+    expect(await one.end()).toBe(0);
+  });
+
+  it('answers Basic and group checks BH while no directory is applied', async () => {
+    db.connect();
+    await authd();
+    expect(await shim('basic').ask('1 alice secret')).toBe(
+      '1 BH message=no%20directory%20applied%3A%20doorman%20directory%20set',
+    );
+    expect(await shim('group').ask('4 alice Staff')).toBe(
+      '4 BH message=no%20directory%20applied%3A%20doorman%20directory%20set',
+    );
+  });
+
+  it('answers Negotiate and NTLM requests BH while seamless authentication is not enabled', async () => {
+    db.connect();
+    await authd();
+    const negotiate = shim('negotiate');
+    expect(await negotiate.ask('YR YIIBhgYGKwYBBQUCoIIBejCCAXag')).toBe(NOT_ENABLED);
+    expect(await shim('ntlm').ask('YR TlRMTVNTUAABAAAAB4IIogAAAAAAAAAAAAAAAAAAAAAKAGFKAAAADw==')).toBe(
+      NOT_ENABLED,
+    );
+    expect(negotiate.alive).toBe(true);
+  });
+
+  it('with --exit-with-parent, stops when its stdin ends (serve gone, even by SIGKILL), and not before', async () => {
+    new SessionStore(db.connect(), systemClock).start({
+      key: { kind: 'ip', value: '10.0.0.5' },
+      username: 'alice',
+      source: 'api',
+    });
+    const a = await authd(['--exit-with-parent']);
+    const s = shim('session');
+    expect(await s.ask('1 10.0.0.5 -')).toBe('1 OK user=alice');
+    expect(a.child.exitCode).toBe(null);
+    a.child.stdin.end();
+    expect(await a.exited).toBe(0);
+    expect(a.stderr).toMatch(/parent gone: stopping/);
+  });
+
+  it('stops on SIGTERM with exit 0; the shims answer BH, and are served again by the next authd', async () => {
+    new SessionStore(db.connect(), systemClock).start({
+      key: { kind: 'ip', value: '10.0.0.5' },
+      username: 'alice',
+      source: 'api',
+    });
+    const first = await authd();
+    const s = shim('session');
+    expect(await s.ask('1 10.0.0.5 -')).toBe('1 OK user=alice');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(first.stderr).toMatch(/SIGTERM: stopping \(1 connections\)/);
+    expect(existsSync(helperSocket(db.dir, 'session'))).toBe(false);
+    expect(await s.ask('2 10.0.0.5 -')).toBe(`2 ${SHIM_DOWN}`);
+    // One killed outright leaves its socket files: the next one replaces them.
+    const second = await authd();
+    second.child.kill('SIGKILL');
+    await second.exited;
+    expect(existsSync(helperSocket(db.dir, 'session'))).toBe(true);
+    await authd();
+    for (let id = 3; ; id++) {
+      const line = await s.ask(`${id} 10.0.0.5 -`);
+      if (line === `${id} OK user=alice`) break;
+      expect(line).toBe(`${id} ${SHIM_DOWN}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(s.alive).toBe(true);
+  });
+});

@@ -1,0 +1,129 @@
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSeamlessService, type SeamlessService } from '../../../../helpers/authd/seamless-service.ts';
+import type { NtlmPool } from '../../../../helpers/authd/ntlm-pool.ts';
+import { systemClock } from '../../../../lib/clock.ts';
+import type { NtlmLeaseKind } from '../../../../lib/seamless/handshake.ts';
+import { SeamlessSettingsStore, type SeamlessState } from '../../../../lib/store/seamless-settings-store.ts';
+import { useTempDb } from '../../../support/temp-db.ts';
+
+const NTLM_NEGOTIATE = 'TlRMTVNTUAABAAAABoIIAAAAAAAAAAAAAAAAAAAAAAA=';
+const ntlmMessage = (type: number) => {
+  const bytes = Buffer.alloc(40);
+  bytes.write('NTLMSSP\0', 'latin1');
+  bytes.writeUInt32LE(type, 8);
+  return bytes.toString('base64');
+};
+const CHALLENGE = ntlmMessage(2);
+const AUTHENTICATE = ntlmMessage(3);
+
+const JOINED: SeamlessState = {
+  serverVersion: '2012',
+  domain: 'example.test',
+  realm: 'EXAMPLE.TEST',
+  netbios: 'EXAMPLE',
+  adminUser: 'Administrator',
+  proxyFqdn: 'proxy.example.test',
+  machineName: 'PROXY',
+  joinedAt: 1,
+};
+
+/** ntlm_auth stand-in: TT for YR, then AF with the user the test names; counts pools made and closed. */
+function fakePools(user: () => string) {
+  const made: Array<{ smbConf: string; closed: boolean; leases: NtlmLeaseKind[] }> = [];
+  const factory = (smbConf: string): NtlmPool => {
+    const record = { smbConf, closed: false, leases: [] as NtlmLeaseKind[] };
+    made.push(record);
+    return {
+      lease: (kind) => {
+        record.leases.push(kind);
+        return Promise.resolve({
+          step: (line) => Promise.resolve(line.startsWith('YR') ? `TT ${CHALLENGE}` : `AF ${user()}`),
+          release: () => {},
+        });
+      },
+      close: () => {
+        record.closed = true;
+        return Promise.resolve();
+      },
+      size: () => 0,
+    };
+  };
+  return { made, factory };
+}
+
+/** One connection as a shim makes it: lines in, reply lines out. */
+function connect(service: SeamlessService, scheme: 'negotiate' | 'ntlm') {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let text = '';
+  output.on('data', (d: Buffer) => (text += d.toString()));
+  const done = service.serve(scheme, input, output);
+  const ask = async (line: string) => {
+    const before = text.split('\n').length;
+    input.write(`${line}\n`);
+    while (text.split('\n').length === before) await new Promise((r) => setTimeout(r, 5));
+    return text.split('\n').at(-2);
+  };
+  return { ask, end: () => (input.end(), done) };
+}
+
+describe('the seamless service of authd', () => {
+  const db = useTempDb('doorman-seamless-service-');
+  let service: SeamlessService | undefined;
+  afterEach(async () => {
+    await service?.close();
+    service = undefined;
+  });
+  const start = (user = () => 'EXAMPLE\\alice') => {
+    const store = new SeamlessSettingsStore(db.connect(), { clock: systemClock });
+    const pools = fakePools(user);
+    const lines: string[] = [];
+    service = createSeamlessService({
+      stateDir: db.dir,
+      dbPath: db.path,
+      log: (line) => lines.push(line),
+      kerberos: () => ({ accept: () => Promise.reject(new Error('no Kerberos in this test')) }),
+      ntlmPool: pools.factory,
+    });
+    return { store, pools, lines };
+  };
+
+  it('answers BH while the proxy has not joined, then serves the state saved since, for new connections', async () => {
+    const { store, pools } = start();
+    const before = connect(service as SeamlessService, 'ntlm');
+    expect(await before.ask(`YR ${NTLM_NEGOTIATE}`)).toBe(
+      'BH message=seamless%20authentication%20is%20not%20enabled',
+    );
+    await before.end();
+    store.save(JOINED);
+    const after = connect(service as SeamlessService, 'ntlm');
+    expect(await after.ask(`YR ${NTLM_NEGOTIATE}`)).toBe(`TT ${CHALLENGE}`);
+    expect(await after.ask(`KK ${AUTHENTICATE}`)).toBe('OK user=alice');
+    await after.end();
+    expect(pools.made).toEqual([{ smbConf: `${db.dir}/samba/smb.conf`, closed: false, leases: ['ntlmssp'] }]);
+  });
+
+  it('refuses a user of another domain than the one joined (ERR)', async () => {
+    const { store } = start(() => 'OTHER\\mallory');
+    store.save(JOINED);
+    const c = connect(service as SeamlessService, 'ntlm');
+    await c.ask(`YR ${NTLM_NEGOTIATE}`);
+    expect(await c.ask(`KK ${AUTHENTICATE}`)).toMatch(/^ERR/);
+  });
+
+  it('stops the ntlm_auth pool once seamless authentication is disabled, and answers BH again', async () => {
+    const { store, pools, lines } = start();
+    store.save(JOINED);
+    const c = connect(service as SeamlessService, 'negotiate');
+    expect(await c.ask(`YR ${NTLM_NEGOTIATE}`)).toMatch(/^TT /);
+    await c.end();
+    store.clear();
+    const d = connect(service as SeamlessService, 'negotiate');
+    expect(await d.ask(`YR ${NTLM_NEGOTIATE}`)).toBe(
+      'BH message=seamless%20authentication%20is%20not%20enabled',
+    );
+    expect(pools.made.map((p) => p.closed)).toEqual([true]);
+    expect(lines).toEqual(['seamless authentication: EXAMPLE.TEST', 'seamless authentication: not enabled']);
+  });
+});
