@@ -16,11 +16,20 @@ export interface AdminPaths {
   deviceGroup(id: number): string;
   /** POST: remove a Device Group. */
   removeDeviceGroup(id: number): string;
+  /** The Enable seamless screen: availability, status when joined, the dialogue. */
+  seamless: string;
+  /** POST: enable (or repair); the answer streams each step. */
+  seamlessEnable: string;
+  /** POST: disable (leave the domain, or locally). */
+  seamlessDisable: string;
+  /** GET: the doctor's report. */
+  seamlessDoctor: string;
 }
 
 export function adminPaths(basePath: string): AdminPaths {
   const root = `${basePath.endsWith('/') ? basePath : `${basePath}/`}admin/`;
   const portal = `${root}portal`;
+  const seamless = `${root}seamless`;
   return {
     root,
     signIn: `${root}sign-in`,
@@ -32,5 +41,9 @@ export function adminPaths(basePath: string): AdminPaths {
     deviceGroups: `${portal}/groups`,
     deviceGroup: (id) => `${portal}/groups/${id}`,
     removeDeviceGroup: (id) => `${portal}/groups/${id}/remove`,
+    seamless,
+    seamlessEnable: `${seamless}/enable`,
+    seamlessDisable: `${seamless}/disable`,
+    seamlessDoctor: `${seamless}/doctor`,
   };
 }

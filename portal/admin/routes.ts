@@ -17,6 +17,8 @@ import { DIRECTORY_FIELDS, EMPTY_FORM, readDirectoryForm, settingsToForm } from 
 import { adminPaths, type AdminPaths } from './paths.ts';
 import type { PortalAdmin } from './portal-admin.ts';
 import { portalScreen } from './portal-screen.ts';
+import type { SeamlessControl } from './seamless-admin.ts';
+import { seamlessScreen } from './seamless-screen.ts';
 import { loadAdminSession, requireAdmin, seeOther } from './session.ts';
 import { type FailureLimit, SignInLimits } from './sign-in-limits.ts';
 import { directoryPage, groupsFound, type Outcome } from './views/directory.ts';
@@ -29,6 +31,11 @@ export interface AdminDeps {
   directory: DirectoryAdmin;
   /** The captive portal screen's stores: settings, Device Groups, sessions. */
   portal: PortalAdmin;
+  /**
+   * Join, repair, leave and doctor for the Enable seamless screen: serve's root child (startPrivilegedSeamless).
+   * Without it the screen shows the availability and says to use `doorman seamless` as root.
+   */
+  seamless?: SeamlessControl;
   /** Wrong sign-ins allowed per client address group in a window, then 429. Default: 5 per 300 s. */
   signInLimits?: FailureLimit;
   /** Wrong sign-ins allowed per account from addresses it has not signed in from. Default: 10 per 60 s. */
@@ -64,8 +71,8 @@ const SECURITY_HEADERS = {
 } as const;
 
 /**
- * The admin screens under {base}admin/: sign-in, sign-out, the directory settings and the captive portal
- * (portal-screen.ts). Server-rendered HTML
+ * The admin screens under {base}admin/: sign-in, sign-out, the directory settings, the captive portal
+ * (portal-screen.ts) and Enable seamless (seamless-screen.ts). Server-rendered HTML
  * without script. Each route is a fixed list of steps like the API's: method, session or client address and
  * rate limit, capped body, CSRF token, handler. Returns one middleware for every path under /admin (after the
  * base path is stripped); an unknown one there is an HTML 404.
@@ -144,6 +151,11 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
   });
 
   portalScreen(route, { paths, clock, log, signedIn: [session, signedIn] }, deps.portal);
+  seamlessScreen(
+    route,
+    { paths, clock, log, signedIn: [session, signedIn] },
+    { directory, control: deps.seamless },
+  );
 
   const routes = router.routes();
   // Nothing runs after the admin screens: a path under /admin is theirs, answered or not.

@@ -9,12 +9,13 @@ export interface Chrome {
   here?: Screen;
 }
 
-export type Screen = 'directory' | 'portal';
+export type Screen = 'directory' | 'portal' | 'seamless';
 
 /** The admin screens, in the order the navigation lists them. */
 const SCREENS: readonly { screen: Screen; label: string; path: (paths: AdminPaths) => string }[] = [
   { screen: 'directory', label: 'Directory service', path: (p) => p.directory },
   { screen: 'portal', label: 'Captive portal', path: (p) => p.portal },
+  { screen: 'seamless', label: 'Seamless authentication', path: (p) => p.seamless },
 ];
 
 /** A whole admin page. No script anywhere: the CSP forbids it, and nothing needs it. */

@@ -47,7 +47,33 @@ button.danger { background: #a0161b; border-color: #a0161b; }
 .banner form { margin-top: 0.6rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);
   white-space: nowrap; }
+ol.steps { background: #fff; border: 1px solid #c8c8c4; border-radius: 4px; margin: 0 0 1.2rem;
+  padding: 0.6rem 1rem 0.6rem 2.4rem; }
+ol.steps li { margin: 0.35rem 0; overflow-wrap: anywhere; }
+ol.steps .running { color: #555; font-style: italic; }
+ol.steps .running:not(:last-child) { display: none; }
+.status { font-weight: 600; }
+.status.ok { color: #2d7a34; }
+.status.fail { color: #a0161b; }
+.status.skipped { color: #555; }
+ol.steps p, .check p { margin: 0.15rem 0; overflow-wrap: anywhere; }
+ul.checks { list-style: none; padding: 0; margin: 0 0 1.2rem; }
+.check { background: #fff; border: 1px solid #c8c8c4; border-left: 4px solid #8a8a86; border-radius: 3px;
+  padding: 0.4rem 0.7rem; margin: 0 0 0.5rem; }
+.check.ok { border-left-color: #2d7a34; }
+.check.fail { border-left-color: #a0161b; }
+.check.note { border-left-color: #c98a00; }
+.check .mark { display: inline-block; min-width: 4.2rem; font-weight: 600; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 1.2rem;
+  padding: 0.6rem 1rem; background: #fff; border: 1px solid #c8c8c4; border-radius: 4px; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+dd.good { color: #2d7a34; }
+dd.bad { color: #a0161b; }
+.actions { display: flex; flex-wrap: wrap; gap: 0.6rem; }
 @media (max-width: 30rem) {
+  dl.facts { grid-template-columns: 1fr; }
+  dl.facts dd { margin-bottom: 0.3rem; }
   header { padding: 0.6rem 1rem; }
   main { padding: 0 1rem; margin-top: 1rem; }
   fieldset { padding: 0.6rem 0.7rem; }

@@ -160,7 +160,7 @@ export interface AdminPortalOptions {
  */
 export async function startAdminPortal(
   config: ConfigInput = {},
-  options: Partial<Pick<AdminDeps, 'signInLimits' | 'accountLimits'>> = {},
+  options: Partial<Pick<AdminDeps, 'signInLimits' | 'accountLimits' | 'seamless'>> = {},
   setup: AdminPortalOptions = {},
 ): Promise<AdminPortal> {
   const db = setup.db ?? openDatabase(':memory:');

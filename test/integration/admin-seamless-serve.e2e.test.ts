@@ -1,0 +1,91 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConfigInput } from '../../lib/config/schema.ts';
+import { browser, type Response } from '../harness/http.ts';
+import { ROOT, requireSystem } from '../harness/lab.ts';
+import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
+import { run } from '../harness/run.ts';
+
+/**
+ * The Enable seamless screen of a real `doorman serve` started as root: the screen talks to serve's privileged
+ * child (lib/seamless/privileged.ts) over its IPC channel for the status and the doctor. No domain controller
+ * here (a real join through the screen's control is the seamless-join tests' business): this proves the wiring,
+ * that serve hands the admin screens its root child's SeamlessControl after dropping privileges.
+ */
+const DOORMAN = join(ROOT, 'bin', 'doorman');
+const ADMIN_PASSWORD = 'Seamless admin pass 1';
+
+let dir: string;
+let configFile: string;
+let baseUrl: string;
+let serve: Started | undefined;
+
+beforeAll(async () => {
+  requireSystem();
+  dir = mkdtempSync(join(tmpdir(), 'doorman-admin-seamless-serve-'));
+  chmodSync(dir, 0o755); // serve drops to the service user, who must reach stateDir below
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}/`;
+  const config: ConfigInput = {
+    baseUrl,
+    listen: [{ host: '127.0.0.1', port }],
+    trustedProxies: [],
+    stateDir: join(dir, 'state'),
+  };
+  configFile = join(dir, 'doorman.json');
+  writeFileSync(configFile, JSON.stringify(config, null, 2), { mode: 0o644 });
+  await run(DOORMAN, ['admin', 'passwd', '--user', 'admin', '--config', configFile], {
+    input: `${ADMIN_PASSWORD}\n`,
+  });
+  serve = start(DOORMAN, ['serve', '--config', configFile]);
+  await waitForPort('127.0.0.1', port, 10_000, serve.child);
+}, 60_000);
+
+afterAll(async () => {
+  await serve?.stop();
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+const browse = browser(() => baseUrl);
+const csrfOf = (page: Response) => /name="csrf" value="([^"]*)"/.exec(page.body)?.[1] ?? '';
+
+describe('the Enable seamless screen of doorman serve', () => {
+  it("shows the privileged child's status and the reason Enable is unavailable, and runs its doctor", async () => {
+    const signInPage = await browse('admin/sign-in');
+    const signedIn = await browse('admin/sign-in', {
+      csrf: csrfOf(signInPage),
+      user: 'admin',
+      password: ADMIN_PASSWORD,
+    });
+    expect(signedIn.status).toBe(303);
+
+    const page = await browse('admin/seamless');
+    expect(page.status).toBe(200);
+    // serve has its root child's control: no "started without a privileged helper" banner, and the status
+    // (from the child, over IPC) says the proxy has not joined.
+    expect(page.body).not.toContain('id="seamless-no-control"');
+    expect(page.body).not.toContain('The status could not be read');
+    expect(page.body).toMatch(/<p id="seamless-status">\s*<strong>Off\.<\/strong>/);
+    expect(page.body).toContain(
+      '<strong>Enable seamless is unavailable:</strong> no directory service is configured',
+    );
+    expect(page.body).not.toContain('name="adminPassword"');
+
+    // Posted anyway: refused before the child is asked.
+    const refused = await browse('admin/seamless/enable', {
+      csrf: csrfOf(page),
+      serverVersion: '2012',
+      domain: 'example.test',
+      netbiosDomain: '',
+      adminUser: 'Administrator',
+      adminPassword: 'not-used-1',
+    });
+    expect(refused.status).toBe(409);
+
+    const doctor = await browse('admin/seamless/doctor');
+    expect(doctor.status).toBe(200);
+    expect(doctor.body).toContain('id="doctor-report"');
+  });
+});
