@@ -143,6 +143,14 @@ export const configSchema = z
           .object({
             negotiateChildren: z.number().int().min(1).max(256).default(20),
             ntlmChildren: z.number().int().min(1).max(256).default(20),
+            /**
+             * Where this Squid includes `doorman squid-conf`'s output (/etc/squid/conf.d/doorman.conf). Set,
+             * Enable and Disable (the admin screen's and the CLI's) rewrite it and run `squid -k reconfigure`;
+             * null: they say which commands to run.
+             */
+            squidInclude: squidPath.nullable().default(null),
+            /** The squid.conf to reconfigure (`squid -k reconfigure -f`); null: Squid's own. */
+            squidConf: squidPath.nullable().default(null),
           })
           .strict()
           .prefault({}),

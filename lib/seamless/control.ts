@@ -332,7 +332,7 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
         ok: true,
         skipped: true,
         detail:
-          'Squid was not told: write the include again and reconfigure Squid: (umask 077; doorman squid-conf > /etc/squid/conf.d/doorman.conf) && squid -k parse && squid -k reconfigure (removing an authentication scheme needs a Squid restart)',
+          'Squid was not told: write the include again and reconfigure Squid: (umask 077; doorman squid-conf > /etc/squid/conf.d/doorman.conf) && squid -k parse && squid -k reconfigure (removing an authentication scheme needs a Squid restart); set squid.seamless.squidInclude in the configuration to have it done here',
       };
     });
 

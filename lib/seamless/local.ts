@@ -84,12 +84,20 @@ export function squidRegenerator(target: SquidTarget, run: CommandRunner, config
   };
 }
 
+/** The include named in the configuration (squid.seamless.squidInclude), if any: the admin screen's only way. */
+export function configuredSquid(config: Config): SquidTarget | undefined {
+  const { squidInclude, squidConf } = config.squid.seamless;
+  if (squidInclude === null) return undefined;
+  return { include: squidInclude, ...(squidConf === null ? {} : { squidConf }) };
+}
+
 export function openLocalSeamless(
   config: Config,
   options: LocalSeamlessOptions = {},
 ): { control: SeamlessControl; close(): void } {
   const stores = openStoresKeepingRoot(config);
   const run = options.run ?? spawnRunner;
+  const squid = options.squid ?? configuredSquid(config);
   const deps: SeamlessDeps = {
     run,
     processes: realProcesses,
@@ -106,9 +114,7 @@ export function openLocalSeamless(
         clock: systemClock,
       }),
     ...(options.hostName === undefined ? {} : { hostName: options.hostName }),
-    ...(options.squid === undefined
-      ? {}
-      : { regenerateSquid: squidRegenerator(options.squid, run, options.configFile) }),
+    ...(squid === undefined ? {} : { regenerateSquid: squidRegenerator(squid, run, options.configFile) }),
   };
   return { control: localSeamlessControl(config, deps), close: () => stores.close() };
 }

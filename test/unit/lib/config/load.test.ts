@@ -28,7 +28,7 @@ const DEFAULTS: Config = {
     concurrency: 100,
     childrenMax: 2,
     basicAuth: { realm: 'Doorman', credentialsTtl: 300, children: 5, concurrency: 50 },
-    seamless: { negotiateChildren: 20, ntlmChildren: 20 },
+    seamless: { negotiateChildren: 20, ntlmChildren: 20, squidInclude: null, squidConf: null },
     groups: { ttl: 60, negativeTtl: 60, childrenMax: 2, concurrency: 50, allow: [] },
     intercept: {
       httpPort: null,
