@@ -38,6 +38,11 @@ export interface SeamlessMember {
   spawn(command: string, args: readonly string[], env?: NodeJS.ProcessEnv): Started;
   /** The doorman CLI on the proxy host with this member's config; `allowFailure` to see a failing exit. */
   doorman(args: readonly string[], options?: RunOptions): Promise<RunResult>;
+  /**
+   * `doorman seamless enable` as the tests run it (server version 2012, Administrator, host name proxy), the
+   * password on stdin; a failing exit is returned, not thrown.
+   */
+  enable(): Promise<RunResult>;
   /** samba-tool dns on the DC as Administrator (password in PASSWD, never in argv). */
   dns(args: readonly string[]): Promise<RunResult>;
   /** Stop whatever the member left running (winbindd, samba-dcerpcd), remove the directory. */
@@ -134,10 +139,24 @@ export async function startSeamlessMember(
     exec,
     spawn: spawnOn,
     doorman,
+    enable: () => doorman(ENABLE, { input: `${ad.adminPassword}\n`, allowFailure: true }),
     dns,
     stop,
   };
 }
+
+const ENABLE = [
+  'seamless',
+  'enable',
+  '--domain',
+  'example.test',
+  '--server-version',
+  '2012',
+  '--admin',
+  'Administrator',
+  '--host-name',
+  'proxy',
+];
 
 /**
  * Every process's command line, sampled every few milliseconds while it runs (`ps -eo pid,args`), to show a

@@ -27,20 +27,7 @@ afterAll(async () => {
   await ad?.stop();
 });
 
-const ENABLE = [
-  'seamless',
-  'enable',
-  '--domain',
-  'example.test',
-  '--server-version',
-  '2012',
-  '--admin',
-  'Administrator',
-  '--host-name',
-  'proxy',
-];
-
-const enable = () => member.doorman(ENABLE, { input: `${ad.adminPassword}\n`, allowFailure: true });
+const enable = () => member.enable();
 
 async function doctor(): Promise<DoctorReport & { code: number | null }> {
   const result = await member.doorman(['seamless', 'doctor', '--json'], { allowFailure: true });

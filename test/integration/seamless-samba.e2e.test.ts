@@ -49,21 +49,7 @@ beforeAll(async () => {
       groups: { ttl: 0, negativeTtl: 0, allow: ['proxy-users'] },
     },
   });
-  const enabled = await member.doorman(
-    [
-      'seamless',
-      'enable',
-      '--domain',
-      'example.test',
-      '--server-version',
-      '2012',
-      '--admin',
-      'Administrator',
-      '--host-name',
-      'proxy',
-    ],
-    { input: `${ad.adminPassword}\n`, allowFailure: true },
-  );
+  const enabled = await member.enable();
   if (enabled.code !== 0) throw new Error(`enable failed:\n${enabled.stdout}${enabled.stderr}`);
   // serve (and authd, and ntlm_auth under it) on the proxy host: ntlm_auth reaches the member's winbindd.
   serve = member.spawn(DOORMAN, ['serve', '--config', member.configFile]);
