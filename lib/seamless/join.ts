@@ -56,7 +56,8 @@ export async function joinDomain(
   admin: AdminUser,
   password: Buffer,
 ): Promise<StepOutcome> {
-  const args = ['join', '-U', adminArgument(admin), '--no-dns-updates'];
+  // --user=VALUE, one word: a name beginning with '-' can never be read as an option of net's.
+  const args = ['join', `--user=${adminArgument(admin)}`, '--no-dns-updates'];
   const line = passwordLine(password);
   let outcome: RunOutcome;
   try {

@@ -15,7 +15,7 @@ export async function leaveDomain(
   admin: AdminUser,
   password: Buffer,
 ): Promise<StepOutcome> {
-  const args = ['leave', '-U', adminArgument(admin)];
+  const args = ['leave', `--user=${adminArgument(admin)}`];
   const line = passwordLine(password);
   let outcome: RunOutcome;
   try {

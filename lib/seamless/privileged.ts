@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.ts';
 import type { SeamlessControl, SeamlessStatus, SeamlessStep } from './control.ts';
 import type { DoctorReport } from './doctor/report.ts';
 import { openLocalSeamless, type SquidTarget } from './local.ts';
-import type { SeamlessSettings } from './settings.ts';
+import { parseSeamlessSettings, type SeamlessSettings } from './settings.ts';
 
 /**
  * Privilege separation for the admin screen: `doorman serve` forks this module as a child **before** it gives up
@@ -121,6 +121,42 @@ export function startPrivilegedSeamless(
   };
 }
 
+/**
+ * The child trusts nothing the parent (the service user's process, which faces the network) says beyond the
+ * dialogue's meaning: the settings are written back into the dialogue's fields and checked again here, as root,
+ * with the same rules, and only what that check returns is used. A parent that sent a domain or a user name the
+ * dialogue would refuse (a line break for smb.conf, an option for net) gets the problems, and nothing runs.
+ */
+export function recheckSettings(settings: SeamlessSettings, password: Buffer): SeamlessSettings {
+  const { adminUser } = settings;
+  const user =
+    adminUser.form === 'down-level'
+      ? `${adminUser.domain ?? ''}\\${adminUser.account}`
+      : adminUser.form === 'upn'
+        ? `${adminUser.account}@${adminUser.domain ?? ''}`
+        : adminUser.account;
+  const checked = parseSeamlessSettings({
+    serverVersion: settings.serverVersion,
+    domain: settings.domain,
+    netbiosDomain: settings.netbiosDomain,
+    adminUser: user,
+    // Only checked for its form here; the parent's Buffer is the one used (and zeroed).
+    adminPassword: password.length === 0 ? '' : 'x',
+  });
+  if (!checked.ok) {
+    throw new Error(
+      `refused settings: ${checked.problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`,
+    );
+  }
+  checked.password.fill(0);
+  if (checked.settings.realm !== settings.realm) {
+    throw new Error(
+      `refused settings: realm: ${JSON.stringify(settings.realm)} is not the domain upper-cased`,
+    );
+  }
+  return checked.settings;
+}
+
 /** The child: one operation at a time, each on a freshly opened store (the DB may come and go). */
 function runChild(): void {
   let init: Init['init'] | undefined;
@@ -147,7 +183,7 @@ function runChild(): void {
           break;
         case 'enable':
           secret = Buffer.from(request.password, 'base64');
-          result = await local.control.enable(request.settings, secret, onStep);
+          result = await local.control.enable(recheckSettings(request.settings, secret), secret, onStep);
           break;
         case 'disable':
           if (request.admin !== undefined) adminSecret = Buffer.from(request.admin.password, 'base64');

@@ -64,7 +64,7 @@ describe('doorman seamless enable', () => {
     expect(result.stdout).toMatch(/\[ok {2}\] Join PROXY to EXAMPLE\.TEST: joined PROXY to example\.test\n/);
     expect(result.stdout).toMatch(/All Kerberos prerequisites are met/);
     // The sampler really saw the join's commands, and never the password.
-    expect(seen).toMatch(/net ads join -U Administrator/);
+    expect(seen).toMatch(/net ads join --user=Administrator/);
     expect(seen.split('\n').length).toBeGreaterThan(100);
     expect(seen.includes(ad.adminPassword)).toBe(false);
     expect(await computers()).toMatch(/^PROXY\$$/m);

@@ -244,8 +244,7 @@ describe('enable', () => {
     expect(withInput[0]?.args).toEqual([
       'ads',
       'join',
-      '-U',
-      'Administrator',
+      '--user=Administrator',
       '--no-dns-updates',
       '-s',
       expect.any(String),
@@ -383,7 +382,7 @@ describe('disable', () => {
       'squid:skipped',
     ]);
     const leave = domain.calls.find((c) => c.args[1] === 'leave');
-    expect(leave?.args.slice(0, 4)).toEqual(['ads', 'leave', '-U', 'EXAMPLE\\Administrator']);
+    expect(leave?.args.slice(0, 3)).toEqual(['ads', 'leave', '--user=EXAMPLE\\Administrator']);
     expect(leave?.input).toBe(`${PASSWORD}\n`);
     expect(password.every((byte) => byte === 0)).toBe(true);
     expect(domain.winbindPid).toBeUndefined();
