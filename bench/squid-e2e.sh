@@ -73,17 +73,26 @@ LABEL="(d) doorman squid-conf --standalone default: ttl=5 negative_ttl=0 childre
 LABEL0="(d0) as (d), but http_access allow all instead of doorman_identified (no lookups)"
 LABELA="(a') allow all, no identification, run alternately with (d0) and (d)"
 echo "=== $LABEL, alternating with (a') and (d0)"
-ORIGIN= SQUID=
-trap 'stop_pid "$SQUID"; stop_pid "$ORIGIN"' EXIT
+ORIGIN= SQUID= AUTHD=
+trap 'stop_pid "$SQUID"; stop_pid "$ORIGIN"; stop_pid "$AUTHD"' EXIT
 need_free_port "$SQUID_PORT"; need_free_port "$ORIGIN_PORT"
 fresh_state "$D/own"
 SQ=$D/own/squid
+# The proxy key doorman serve makes on its first start (the include carries it): made here the same way.
+(cd "$ROOT" && "$NODE" -e "import('./lib/security/proxy-key.ts').then((m) => m.ensureProxyKey('$D/own/state/proxy-key'))")
 "$ROOT/bin/doorman" squid-conf --standalone "$SQ" --port "127.0.0.1:$SQUID_PORT" --loopback-dns --config "$D/own/doorman.json" > /dev/null
 grep '^external_acl_type' "$SQ/doorman.conf" | sed 's/^/  /'
 sed 's/^http_access allow doorman_identified$/http_access allow all/' "$SQ/doorman.conf" > "$SQ/doorman-d0.conf"
 grep -q '^http_access allow all$' "$SQ/doorman-d0.conf" || { echo "  no 'http_access allow doorman_identified' line to turn off" >&2; exit 1; }
 sed "s#^include $SQ/doorman.conf\$#include $SQ/doorman-d0.conf#" "$SQ/squid.conf" > "$SQ/squid-d0.conf"
 chown -R proxy:proxy "$SQ"
+# Since issue 8 Squid's helper children are shims relaying to one authd (helpers/authd/main.ts), which doorman
+# serve starts as proxy: started here the same way (flags and user as helpers/authd/supervisor.ts gives them).
+chown -R proxy:proxy "$D/own/state"
+"${AS_PROXY[@]}" "$NODE" --max-semi-space-size=2 "$ROOT/dist/helpers/authd/main.js" --config "$D/own/doorman.json" \
+  2> "$D/own/authd.log" & AUTHD=$!
+for _ in $(seq 100); do [ -S "$D/own/state/run/session.sock" ] && break; sleep 0.1; done
+[ -S "$D/own/state/run/session.sock" ] || { echo "  authd did not start, see $D/own/authd.log" >&2; exit 1; }
 # The generated files are used unchanged, through a wrapper that adds one name: Squid rewrites cache manager URLs
 # to visible_hostname (doorman-proxy), and the generated "acl doorman_site dst 127.0.0.1", checked first, has to
 # resolve it: with --loopback-dns and no DNS server that waits until the DNS timeout, so helper_sent could not

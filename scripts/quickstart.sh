@@ -20,7 +20,7 @@ if [ "${1:-}" = stop ]; then stop; echo "stopped"; exit 0; fi
 
 scripts/install-system.sh run
 [ -x node_modules/node/bin/node ] || npm ci --omit=dev --no-audit --no-fund
-if ! setpriv --reuid=proxy --regid=proxy --clear-groups test -r dist/helpers/session-acl.js; then
+if ! setpriv --reuid=proxy --regid=proxy --clear-groups sh -c 'test -r dist/helpers/authd/main.js && test -x dist/bin/doorman-shim'; then
   echo "Squid's user (proxy) cannot read $(pwd): put Doorman where it can, e.g. git clone ... /opt/doorman" >&2
   exit 1
 fi
@@ -29,7 +29,8 @@ stop
 bin/doorman serve >>"$DOORMAN_LOG" 2>&1 &
 echo $! >"$DOORMAN_PID"
 i=0
-until curl -s -o /dev/null http://127.0.0.1:8180/; do
+# The web app, and authd's session socket (the helper Squid's shims relay to; serve starts it as proxy).
+until curl -s -o /dev/null http://127.0.0.1:8180/ && [ -S /var/lib/doorman/run/session.sock ]; do
   i=$((i + 1)); [ $i -lt 50 ] || { echo "doorman did not start, see $DOORMAN_LOG" >&2; exit 1; }
   sleep 0.1
 done

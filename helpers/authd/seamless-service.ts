@@ -38,10 +38,10 @@ export interface SeamlessServiceOptions {
 }
 
 /**
- * ntlm_auth processes at most, per protocol (docs/seamless-design.md §1: about 16 MB each; raw NTLM is the
+ * ntlm_auth processes at most, per protocol (docs/seamless-design.md §1: about 16 MB each, so 8 of them keep 20 + 20 children and authd under 300 MB; raw NTLM is the
  * common case, NTLM inside SPNEGO the rare one). One of each stays warm; the rest stop after NTLM_IDLE_MS.
  */
-const MAX_NTLMSSP = 4;
+const MAX_NTLMSSP = 6;
 const MAX_SPNEGO = 2;
 const NTLM_IDLE_MS = 60_000;
 /** A handshake's ntlm_auth lease with no line for this long is released (the client went away mid-NTLM). */
