@@ -4,7 +4,8 @@
  *   external_acl_type doorman_group ttl=60 concurrency=50 %un /path/to/node /path/to/helpers/group-acl.ts
  *   acl staff external doorman_group "Staff Users"
  *
- * `doorman squid-conf` writes the external_acl_type line once a directory is applied.
+ * The same check as authd's group.sock (helpers/authd/directory-service.ts), stand-alone: `doorman squid-conf`
+ * writes the shim instead, once a directory is applied; this runs without authd (tests, benches).
  */
 import { runDirectoryHelper } from './directory-helper.ts';
 import { checkGroups } from './group-check.ts';

@@ -4,14 +4,15 @@
  *   external_acl_type doorman_session ttl=5 negative_ttl=0 concurrency=100 %SRC %>eui \
  *       /path/to/node /path/to/dist/helpers/session-acl.js --db /var/lib/doorman/doorman.db --flush-seconds 30
  *
- * `--db` and `--flush-seconds` come from the configuration, written in by `doorman squid-conf`, so this
- * helper (Squid runs several, for as long as it runs) loads neither the config schema nor TypeScript: about
- * 50 MB instead of 90. With `--config FILE` instead it reads the configuration itself.
+ * With `--db` and `--flush-seconds` it loads neither the config schema nor TypeScript: about 50 MB instead of
+ * 90. With `--config FILE` instead it reads the configuration itself.
  *
  * Answers `OK user=NAME` for a live session on the IP (or the MAC), `ERR` otherwise, `BH message=...` for a
- * line it cannot parse or a DB it cannot read. `doorman squid-conf` writes the line above.
+ * line it cannot parse or a DB it cannot read.
  *
- * The lookup itself is helpers/authd/session-service.ts, which authd serves to the shim too.
+ * The lookup itself is helpers/authd/session-service.ts. `doorman squid-conf` writes the shim instead
+ * (native/doorman-shim.c), which authd answers with the same service; this stand-alone helper runs without
+ * authd (tests, benches).
  */
 import { parseArgs } from 'node:util';
 import { runHelper } from '../lib/helper-protocol/run.ts';
@@ -52,8 +53,6 @@ await runHelper({
   output: process.stdout,
   channelIds: !values.sequential,
   log,
-  beforeBatch: service.beforeBatch,
-  handle: service.handle,
-  afterBatch: service.afterBatch,
+  ...service.handlers,
 });
 service.close();

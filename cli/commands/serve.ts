@@ -79,9 +79,10 @@ export const serveCommand: Command = {
     const workers = icapWorkerCount(icapConfig.workers);
     const icapFailed = async (error: unknown): Promise<never> => {
       await server.close();
-      const where = icapConfig.host.includes(':') ? `[${icapConfig.host}]` : icapConfig.host;
       const why = error instanceof Error ? error.message : String(error);
-      throw new Error(`cannot listen on ${where}:${icapConfig.port} (icap): ${why}`, { cause: error });
+      throw new Error(`cannot listen on ${hostPort(icapConfig.host, icapConfig.port)} (icap): ${why}`, {
+        cause: error,
+      });
     };
     if (loaded.config.squid.intercept.httpPort !== null && workers > 0) {
       // Worker threads, each listening on the port (icap-server/workers.ts); they open the DB once told to.
@@ -98,10 +99,10 @@ export const serveCommand: Command = {
       } catch (error) {
         await icapFailed(error);
       }
-      const host = icapConfig.host.includes(':') ? `[${icapConfig.host}]` : icapConfig.host;
       const threads = icapWorkers?.count ?? 0;
-      icapWhere = `${host}:${icapConfig.port} (${threads} thread${threads === 1 ? '' : 's'})`;
+      icapWhere = `${hostPort(icapConfig.host, icapConfig.port)} (${threads} thread${threads === 1 ? '' : 's'})`;
     } else if (loaded.config.squid.intercept.httpPort !== null) {
+      const icapLog = (line: string) => log(`icap: ${line}`);
       icap = createIcapServer({
         ...portalFromStores(
           () => {
@@ -109,14 +110,14 @@ export const serveCommand: Command = {
             return stores.current();
           },
           loaded.config.baseUrl,
-          { log: (line) => log(`icap: ${line}`) },
+          { log: icapLog },
         ),
         maxConnections: icapConfig.maxConnections,
-        log: (line) => log(`icap: ${line}`),
+        log: icapLog,
       });
       try {
         const { address, port } = await icap.listen(icapConfig.port, icapConfig.host);
-        icapWhere = `${address.includes(':') ? `[${address}]` : address}:${port}`;
+        icapWhere = hostPort(address, port);
       } catch (error) {
         await icapFailed(error);
       }
@@ -124,10 +125,11 @@ export const serveCommand: Command = {
     // Giving up root is fatal if it fails; the DB not opening is not: serve stays up, answers 503 saying why,
     // and opens it on a later request once the operator has fixed it (see OpenOnDemand).
     // The admin screen's join, winbindd and keytab work need root: a child forked now keeps it (privileged.ts).
+    const configFile = loaded.path === undefined ? undefined : resolvePath(loaded.path);
     const privileged =
       process.getuid?.() === 0
         ? startPrivilegedSeamless(loaded.config, {
-            ...(loaded.path === undefined ? {} : { configFile: resolvePath(loaded.path) }),
+            ...(configFile === undefined ? {} : { configFile }),
             log,
           })
         : undefined;
@@ -135,7 +137,7 @@ export const serveCommand: Command = {
     // Every helper Squid runs is a shim relaying to authd (helpers/authd/main.ts): started as the helper user.
     const authd = superviseAuthd({
       config: loaded.config,
-      configFile: loaded.path === undefined ? undefined : resolvePath(loaded.path),
+      configFile,
       log,
     });
     // Waiting for another process's lock would hold every request: the web app never does (busy_timeout 0)
@@ -218,9 +220,7 @@ export const serveCommand: Command = {
       const state = portal.get();
       (state.ok ? state.value.app : unavailable)(req, res);
     };
-    const where = server.addresses.map((a) =>
-      a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`,
-    );
+    const where = server.addresses.map((a) => hostPort(a.host, a.port));
     log(
       `listening on ${where.join(', ')}; base URL ${loaded.config.baseUrl}; config ${loaded.path ?? '(embedded default)'}`,
     );
@@ -245,3 +245,8 @@ export const serveCommand: Command = {
     return EXIT.ok;
   },
 };
+
+/** `host:port`, an IPv6 address in brackets. */
+function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}

@@ -3,13 +3,13 @@ import { dbPath } from '../../lib/config/load.ts';
 import type { Config } from '../../lib/config/schema.ts';
 import type { Directory } from '../../lib/directory/directory.ts';
 import { bh, type HelperReply, type HelperRequest } from '../../lib/helper-protocol/message.ts';
+import type { HelperHandlers } from '../../lib/helper-protocol/run.ts';
 import type { Log } from '../../lib/log.ts';
 import { unlessBusy } from '../../lib/store/busy.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { DirectorySettingsStore, directoryPasswordPath } from '../../lib/store/directory-settings-store.ts';
 import { DirectoryRuntime } from '../directory-runtime.ts';
 import { Reopening } from '../reopening.ts';
-import type { HelperHandlers } from './session-service.ts';
 
 /** Basic authentication or a group check against the directory in force (undefined: none applied). */
 export type DirectoryCheck = (

@@ -64,16 +64,7 @@ const listener = await listenHelperSockets(
   [
     {
       path: helperSocket(stateDir, 'session'),
-      handler: (input, output) =>
-        runHelper({
-          input,
-          output,
-          channelIds: true,
-          log,
-          beforeBatch: session.beforeBatch,
-          handle: session.handle,
-          afterBatch: session.afterBatch,
-        }),
+      handler: (input, output) => runHelper({ input, output, channelIds: true, log, ...session.handlers }),
     },
     {
       path: helperSocket(stateDir, 'basic'),

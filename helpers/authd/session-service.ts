@@ -1,6 +1,6 @@
 import { systemClock } from '../../lib/clock.ts';
 import { bh, type HelperReply, type HelperRequest } from '../../lib/helper-protocol/message.ts';
-import type { HelperOptions } from '../../lib/helper-protocol/run.ts';
+import type { HelperHandlers } from '../../lib/helper-protocol/run.ts';
 import type { Log } from '../../lib/log.ts';
 import { BUSY_DEADLINE_MS, backoffMs, isBusy, unlessBusy } from '../../lib/store/busy.ts';
 import { openDatabase } from '../../lib/store/database.ts';
@@ -18,8 +18,6 @@ import { SessionLookup } from '../session-lookup.ts';
  * meets SQLITE_BUSY anyway (a WAL recovery or truncating checkpoint in another process) is tried again on a
  * timer. "Last seen" is bookkeeping: while the lock is held the times stay collected and are written later.
  */
-export type HelperHandlers = Pick<HelperOptions, 'handle' | 'beforeBatch' | 'afterBatch'>;
-
 export interface SessionServiceOptions {
   /**
    * Where the DB is and how often to write "last seen". Called when the DB is (re)opened, so a broken
@@ -29,9 +27,9 @@ export interface SessionServiceOptions {
   log: Log;
 }
 
-export interface SessionService extends HelperHandlers {
-  beforeBatch: () => void;
-  afterBatch: () => void;
+export interface SessionService {
+  /** runHelper's handlers; authd gives the same ones to every connection (one cache, one DB handle). */
+  handlers: HelperHandlers;
   /**
    * Write the "last seen" times still pending (waiting a little for the lock: nobody awaits an answer now)
    * and close the DB. Called once, after the last answer.
@@ -124,10 +122,12 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   }
 
   return {
-    // Busy: keep the cached answers; a change committed meanwhile is seen at a later batch.
-    beforeBatch: () => lookup.use((l) => void unlessBusy(() => l.sessions.refresh())),
-    handle: (request) => answer(request),
-    afterBatch: flushSeen,
+    handlers: {
+      // Busy: keep the cached answers; a change committed meanwhile is seen at a later batch.
+      beforeBatch: () => lookup.use((l) => void unlessBusy(() => l.sessions.refresh())),
+      handle: (request) => answer(request),
+      afterBatch: flushSeen,
+    },
     close() {
       if (retry !== undefined) clearTimeout(retry);
       lookup.use((l) => {

@@ -18,6 +18,9 @@ export interface HelperOptions {
   afterBatch?: () => void;
 }
 
+/** What a service gives runHelper (the rest, the streams and the log, are the caller's). */
+export type HelperHandlers = Pick<HelperOptions, 'handle' | 'beforeBatch' | 'afterBatch'>;
+
 /** Squid's own helper buffer is 32 KiB per line (Kerberos tokens can be large); nothing we read is longer. */
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024;
 

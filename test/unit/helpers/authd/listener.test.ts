@@ -69,6 +69,7 @@ describe('listenHelperSockets', () => {
 
   it('cuts connections whose answers are not done within the grace period', async () => {
     const path = join(tmp.dir, 'basic.sock');
+    let asked = false;
     const listener = await listenHelperSockets(
       [
         {
@@ -79,7 +80,10 @@ describe('listenHelperSockets', () => {
               output,
               channelIds: true,
               log: () => {},
-              handle: () => new Promise(() => {}),
+              handle: () => {
+                asked = true;
+                return new Promise(() => {});
+              },
             }),
         },
       ],
@@ -88,7 +92,8 @@ describe('listenHelperSockets', () => {
     const c = client(path);
     await c.connected;
     c.socket.write('1 alice secret\n');
-    await new Promise((r) => setTimeout(r, 50));
+    // In flight when the stop comes (read, never answered): only the grace period ends it.
+    while (!asked) await new Promise((r) => setTimeout(r, 5));
     await listener.close(50);
     await c.closed;
     expect(c.lines).toEqual([]);
