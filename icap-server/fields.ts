@@ -21,6 +21,12 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // eslint-disable-next-line no-control-regex
 const BAD_VALUE_CHAR = /[\x00-\x08\x0a-\x1f\x7f]/;
 
+/**
+ * A CR not followed by LF, or an LF not preceded by CR: in a head split on CRLF, any CR or LF left is a bare
+ * one. One search of the whole head; its lines are looked at only to name the bad one.
+ */
+export const BARE_CR_OR_LF = /\r(?!\n)|(?<!\r)\n/;
+
 export function isToken(text: string): boolean {
   return TOKEN.test(text);
 }

@@ -1,5 +1,5 @@
 import { IcapProtocolError, show } from './errors.ts';
-import { Headers, isToken, parseFields } from './fields.ts';
+import { BARE_CR_OR_LF, Headers, isToken, parseFields } from './fields.ts';
 
 /**
  * The encapsulated HTTP request head of a REQMOD (RFC 3507 §4.8; HTTP syntax from RFC 9112 §3):
@@ -25,8 +25,6 @@ const HTTP_VERSION = /^HTTP\/[0-9]\.[0-9]$/;
 /** No SP and no control character (bytes past 0x7e pass: a target is the client's, only framing matters). */
 // eslint-disable-next-line no-control-regex
 const BAD_TARGET_CHAR = /[\x00-\x20\x7f]/;
-/** A CR not followed by LF, or an LF not preceded by CR: one search, the lines only to name the one. */
-const BARE_CR_OR_LF = /\r(?!\n)|(?<!\r)\n/;
 
 export function parseHttpHead(raw: Buffer, maxFields: number): HttpRequestHead {
   const text = raw.toString('latin1');

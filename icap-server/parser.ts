@@ -2,7 +2,7 @@ import { ByteQueue } from './byte-queue.ts';
 import { parseChunkSize } from './chunked.ts';
 import { parseEncapsulated, type Encapsulated } from './encapsulated.ts';
 import { IcapProtocolError, show } from './errors.ts';
-import { Headers, listMembers, parseFields } from './fields.ts';
+import { BARE_CR_OR_LF, Headers, listMembers, parseFields } from './fields.ts';
 import { parseHttpHead, type HttpRequestHead } from './http-head.ts';
 import { parseRequestLine, type RequestLine } from './request-line.ts';
 
@@ -93,8 +93,6 @@ export type ParserPhase = 'idle' | 'head' | 'body';
 
 const ICAP_SINGLETONS = ['encapsulated', 'preview', 'host'];
 const PREVIEW = /^[0-9]{1,9}$/;
-/** A CR not followed by LF, or an LF not preceded by CR. */
-const BARE_CR_OR_LF = /\r(?!\n)|(?<!\r)\n/;
 
 type State =
   | { at: 'icap-head'; scanned: number }

@@ -31,7 +31,7 @@ export interface PortalFromStoresOptions {
  * valid) is answered 500 by the server.
  *
  * Sessions are looked up through a cache dropped whenever the DB changes (icap-server/session-cache.ts), and
- * count only while they are not idle past their limit (live-session.ts). In registration mode an
+ * count only while they are not idle past their limit (lib/portal/portal-sessions.ts isLive). In registration mode an
  * unidentified client's MAC is looked up (only then: the other modes never start a process) and, when it
  * has a live registration, the client is let through; an IPv6 client's address is bound to the registration
  * first (lib/portal/address-binding.ts), because Squid never gives the session helper an IPv6 client's MAC.

@@ -154,6 +154,8 @@ export function createIcapServer({ slots, ready, ...options }: IcapServerOptions
     stamp: () => ({ istag: shared.options.istag(), now: shared.options.clock.now() }),
     draining: false,
   };
+  // By default a count of this server's own (Atomics work on an unshared array too).
+  const places = slots ?? sharedSlots(new Int32Array(1), shared.options.maxConnections);
   const open = new Set<Connection>();
   let held: Socket[] | undefined;
   if (ready !== undefined) {
@@ -174,9 +176,8 @@ export function createIcapServer({ slots, ready, ...options }: IcapServerOptions
       socket.destroy();
       return;
     }
-    if (slots === undefined ? open.size >= shared.options.maxConnections : !slots.take()) {
-      const used = slots?.used ?? open.size;
-      shared.options.log(`connection from ${socket.remoteAddress ?? '?'} refused: ${used} open`);
+    if (!places.take()) {
+      shared.options.log(`connection from ${socket.remoteAddress ?? '?'} refused: ${places.used} open`);
       socket.on('error', () => socket.destroy());
       socket.end(errorResponse(shared.stamp(), 503, true));
       // Read and drop what it sent: unread bytes at close would make the kernel reset the connection.
@@ -185,7 +186,7 @@ export function createIcapServer({ slots, ready, ...options }: IcapServerOptions
     }
     const connection = new Connection(socket, shared, () => {
       open.delete(connection);
-      slots?.give();
+      places.give();
     });
     open.add(connection);
     // Created paused (pauseOnConnect, below): a 'data' listener alone does not start it.

@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.ts';
+import { isLive } from '../lib/portal/portal-sessions.ts';
 import type { Session, SessionKey } from '../lib/store/session-store.ts';
-import { liveForDecision } from './live-session.ts';
 
 /** What the cache reads: SessionStore's find. */
 export interface SessionReader {
@@ -17,7 +17,10 @@ const MAX_CACHED = 100_000;
  * once per turn of the event loop), and every answer, found or not, is dropped when it moves: a sign-in, a
  * logout, a Clear current sessions, a "last seen" written by the session helper, in this process or any
  * other. So a change is seen from the next turn on. Hard expiry and the idle limit are judged against the
- * clock on every call.
+ * clock on every call (isLive): the session helper refuses a session idle past its limit, so Squid sends the
+ * client's traffic here, and counting it as identified would let the client browse on, unnamed, instead of
+ * sending it back to the splash page. The DB's last_seen trails the helper's own view and is never later, so
+ * a session idle by this test is idle for the helper too.
  */
 export class SessionCache {
   readonly #clock: Clock;
@@ -48,10 +51,7 @@ export class SessionCache {
       entry = store.find({ kind: 'ip', value: ip }) ?? null;
       this.#cache.set(ip, entry);
     }
-    if (entry === null) return false;
-    const now = this.#clock.now();
-    if (entry.expiresAt !== undefined && entry.expiresAt <= now) return false;
-    return liveForDecision(entry, now);
+    return entry !== null && isLive(entry, this.#clock.now());
   }
 
   /** Forget what is known about `ip`: this process has just written a session for it. */

@@ -1,7 +1,7 @@
 import type { Commits } from '../store/group-commit.ts';
 import type { Session, SessionKey, SessionStore, StartSession } from '../store/session-store.ts';
 import { addressBinding } from './address-binding.ts';
-import { portalSessionLimits, registrationExpiry } from './session-limits.ts';
+import { agreementUsername, portalSessionLimits, registrationExpiry } from './session-limits.ts';
 import type { PortalSettings } from './settings.ts';
 
 /**
@@ -9,9 +9,6 @@ import type { PortalSettings } from './settings.ts';
  * lib/portal/session-limits.ts for the limits). Pure but for startPortalSession, which writes through the web
  * app's group commits (busy retries included: a DB held by another process ends as StoreBusyError, a 503).
  */
-
-/** The name an agreement session carries in the logs: the Device Group the device is in. */
-export const agreementUsername = (groupName: string): string => `agreement:${groupName}`;
 
 /** Authentication: the directory's name for the user, on the device's IP, with the idle and hard timeouts. */
 export function authenticationSession(
@@ -82,7 +79,7 @@ export function startPortalSession(
 
 /**
  * Whether a stored session still identifies its device as far as the DB can tell: before its hard expiry and
- * not idle past its limit by its stored "last seen". The same test as the ICAP decision's, with no grace: the
+ * not idle past its limit by its stored "last seen". The ICAP decision's test too (icap-server/session-cache.ts), with no grace: the
  * helpers write "last seen" only every lastSeenFlushSeconds, so a session may look idle here while a helper
  * still answers OK for it. Erring that way only shows the sign-in form to a device that is still connected
  * (signing in again replaces the session); erring the other way would send a device the helper has already

@@ -74,7 +74,7 @@ export class DeviceGroupStore {
   readonly #delete: Statement;
   readonly #dataVersion: Statement;
   /** The active groups and their matchers, as of `key` (see #activeGroups). */
-  #cache: { key: string; groups: { group: DeviceGroup; networks: CidrSet }[] } | undefined;
+  #cache: { key: string; groups: ActiveGroup[] } | undefined;
   /** Own commits, which PRAGMA data_version does not count. */
   #ownWrites = 0;
   readonly #sessions: SessionStore;
@@ -164,11 +164,8 @@ export class DeviceGroupStore {
    * which is keyed by commits this transaction has not made yet. Returns how many ended.
    */
   #reviewAgreements(): number {
-    const groups = this.list()
-      .filter((g) => g.active)
-      .map((group) => ({ name: group.name, networks: new CidrSet(group.cidrs) }));
-    return this.#sessions.retainAgreements((ip) => groups.find(({ networks }) => networks.has(ip))?.name)
-      .ended;
+    const groups = this.#readActiveGroups();
+    return this.#sessions.retainAgreements((ip) => firstHolding(groups, ip)?.name).ended;
   }
 
   /**
@@ -177,18 +174,20 @@ export class DeviceGroupStore {
    * The groups are read again only after a write (this process's or another's): one PRAGMA per call.
    */
   activeGroupFor(ip: string): DeviceGroup | undefined {
-    return this.#activeGroups().find(({ networks }) => networks.has(ip))?.group;
+    return firstHolding(this.#activeGroups(), ip);
   }
 
-  #activeGroups(): { group: DeviceGroup; networks: CidrSet }[] {
+  #activeGroups(): ActiveGroup[] {
     const key = `${this.#dataVersion.get() as number}:${this.#ownWrites}`;
-    if (this.#cache?.key !== key) {
-      const groups = this.list()
-        .filter((g) => g.active)
-        .map((group) => ({ group, networks: new CidrSet(group.cidrs) }));
-      this.#cache = { key, groups };
-    }
+    if (this.#cache?.key !== key) this.#cache = { key, groups: this.#readActiveGroups() };
     return this.#cache.groups;
+  }
+
+  /** The active groups as the DB holds them now, in creation order, their networks ready for lookups. */
+  #readActiveGroups(): ActiveGroup[] {
+    return this.list()
+      .filter((g) => g.active)
+      .map((group) => ({ group, networks: new CidrSet(group.cidrs) }));
   }
 
   #existing(id: number): DeviceGroup {
@@ -230,6 +229,17 @@ export class DeviceGroupStore {
       this.#ownWrites++;
     }
   }
+}
+
+/** An active group with its networks made ready for lookups. */
+interface ActiveGroup {
+  group: DeviceGroup;
+  networks: CidrSet;
+}
+
+/** The first of `groups` (creation order: the device's group where groups overlap) with a network holding `ip`. */
+function firstHolding(groups: readonly ActiveGroup[], ip: string): DeviceGroup | undefined {
+  return groups.find(({ networks }) => networks.has(ip))?.group;
 }
 
 function notFound(id: number): DoormanError {

@@ -256,7 +256,7 @@ export class SessionStore {
   /**
    * Like dataVersion(), but it also moves when THIS connection writes (total_changes()): for a reader in
    * the same process as writers on the same handle (doorman serve's ICAP decision beside its login API and
-   * splash page), which data_version alone would not tell. One statement. (Added by the ICAP engineer.)
+   * splash page), which data_version alone would not tell. One statement.
    */
   changeStamp(): string {
     return this.#changeStamp.get() as string;

@@ -49,22 +49,10 @@ const reqmod = (url: string, client: string) =>
  * The status line of the ICAP answer to `message` (sent raw: c-icap-client prints no status line for a 500).
  * The connection is closed after the answer's head.
  */
-function icapStatusLine(port: number, message: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port }, () => socket.write(message, 'latin1'));
-    let got = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (data: string) => {
-      got += data;
-      const end = got.indexOf('\r\n');
-      if (end >= 0) {
-        socket.destroy();
-        resolve(got.slice(0, end));
-      }
-    });
-    socket.on('error', reject);
-    socket.on('close', () => reject(new Error(`closed without an answer; got ${JSON.stringify(got)}`)));
-  });
+async function icapStatusLine(port: number, message: string): Promise<string> {
+  const { status, socket } = await answeredConnection(port, message);
+  socket.destroy();
+  return status;
 }
 
 /** A connection whose first answer (to `message`) has come and which stays open; resolves to its status line. */

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureProxyKey } from '../../lib/security/proxy-key.ts';
 import { lookupUser } from '../../lib/system/service-user.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
-import { run } from '../harness/run.ts';
+import { run, type RunOptions } from '../harness/run.ts';
 import { squidOpenssl, SYSTEM_SQUID, type SquidOpenssl } from '../harness/squid-openssl.ts';
 
 /**
@@ -41,12 +41,7 @@ beforeAll(async () => {
   mkdirSync(stateDir, { mode: 0o700 });
   ensureProxyKey(join(stateDir, 'proxy-key'));
   // The CA the includes below name (Squid loads the certificate while parsing).
-  await run(DOORMAN, [
-    'squid-conf',
-    '--init-tls',
-    '--config',
-    configFile({ httpPort: 3129, httpsPort: 3130 }),
-  ]);
+  await initTls(configFile({ httpPort: 3129, httpsPort: 3130 }));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -76,6 +71,10 @@ async function include(config: string, extra: string[] = []): Promise<string> {
   return path;
 }
 
+/** `doorman squid-conf --init-tls` on a configuration file. */
+const initTls = (config: string, options?: RunOptions) =>
+  run(DOORMAN, ['squid-conf', '--init-tls', '--config', config], options);
+
 const clean = (output: string) => expect(output).not.toMatch(/ERROR|WARNING|FATAL|Bungled/i);
 
 describe('doorman squid-conf --init-tls', () => {
@@ -83,7 +82,7 @@ describe('doorman squid-conf --init-tls', () => {
     const state = join(dir, 'init-state');
     mkdirSync(state);
     const config = configFile({ httpPort: 3129, httpsPort: 3130 }, state);
-    const first = await run(DOORMAN, ['squid-conf', '--init-tls', '--config', config]);
+    const first = await initTls(config);
     const pem = join(state, 'ssl-bump-ca.pem');
     const crt = join(state, 'ssl-bump-ca.crt');
     expect(first.stdout.split('\n').filter(Boolean)).toEqual([
@@ -111,7 +110,7 @@ describe('doorman squid-conf --init-tls', () => {
       expect(statSync(join(state, f)).uid, f).toBe(proxy.uid);
 
     const before = readFileSync(pem, 'utf8');
-    const second = await run(DOORMAN, ['squid-conf', '--init-tls', '--config', config]);
+    const second = await initTls(config);
     expect(second.stdout).toContain(`CA: ${pem} exists, kept`);
     expect(second.stdout).toContain(`cert DB: ${join(state, 'ssl-bump-db')} exists, kept`);
     expect(readFileSync(pem, 'utf8')).toBe(before);
@@ -120,12 +119,9 @@ describe('doorman squid-conf --init-tls', () => {
   it('mode refuse: the CA only (Squid needs one on the port), no cert DB', async () => {
     const state = join(dir, 'refuse-state');
     mkdirSync(state);
-    const result = await run(DOORMAN, [
-      'squid-conf',
-      '--init-tls',
-      '--config',
+    const result = await initTls(
       configFile({ httpPort: 3129, httpsPort: 3130, tls: { mode: 'refuse' } }, state),
-    ]);
+    );
     expect(result.stdout).toMatch(/^CA: made /m);
     expect(result.stdout).toMatch(/^mode refuse: no cert DB needed, and clients need not trust the CA/m);
     expect(result.stdout).not.toMatch(/cert DB: made/);
@@ -137,12 +133,9 @@ describe('doorman squid-conf --init-tls', () => {
     const victim = join(dir, 'victim');
     writeFileSync(victim, 'root’s file\n', { mode: 0o644 });
     symlinkSync(victim, join(state, 'ssl-bump-ca.crt'));
-    const result = await run(DOORMAN, [
-      'squid-conf',
-      '--init-tls',
-      '--config',
+    const result = await initTls(
       configFile({ httpPort: 3129, httpsPort: 3130, tls: { mode: 'refuse' } }, state),
-    ]);
+    );
     expect(result.stdout).toMatch(/^CA: made /m);
     expect(readFileSync(victim, 'utf8')).toBe('root’s file\n');
     expect(lstatSync(join(state, 'ssl-bump-ca.crt')).isFile()).toBe(true);
@@ -150,19 +143,11 @@ describe('doorman squid-conf --init-tls', () => {
   });
 
   it('says what is wrong: no HTTPS port, or an administrator’s CA file that is not there', async () => {
-    const none = await run(DOORMAN, ['squid-conf', '--init-tls', '--config', configFile(undefined)], {
-      allowFailure: true,
-    });
+    const none = await initTls(configFile(undefined), { allowFailure: true });
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/squid\.intercept\.httpsPort is null: HTTPS is not intercepted/);
-    const missing = await run(
-      DOORMAN,
-      [
-        'squid-conf',
-        '--init-tls',
-        '--config',
-        configFile({ httpPort: 3129, httpsPort: 3130, tls: { caFile: join(dir, 'nope.pem') } }),
-      ],
+    const missing = await initTls(
+      configFile({ httpPort: 3129, httpsPort: 3130, tls: { caFile: join(dir, 'nope.pem') } }),
       { allowFailure: true },
     );
     expect(missing.code).toBe(1);
