@@ -13,7 +13,7 @@ import { runDoctorChecks } from './doctor/checks.ts';
 import { type GatherIo, gatherFacts } from './doctor/gather.ts';
 import { type DoctorReport, doctorReport } from './doctor/report.ts';
 import {
-  adminShown,
+  adminArgument,
   type DomainTools,
   isJoined,
   joinDomain,
@@ -115,6 +115,9 @@ export interface SeamlessDeps {
 }
 
 type Report = (step: SeamlessStep) => void;
+
+/** The doctor's checks of the keytab that Enable's verify step stands or falls by. */
+const KEY_CHECKS: readonly CheckId[] = ['keytab-spn', 'kvno', 'enctypes', 'keytab-access'];
 
 /** Run one step: report it running, then its outcome; a throw is a failure with its message. */
 async function step(
@@ -221,7 +224,7 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
       domain: settings.domain,
       realm: settings.realm,
       netbios: settings.netbiosDomain,
-      adminUser: adminShown(settings.adminUser),
+      adminUser: adminArgument(settings.adminUser),
       proxyFqdn: names.proxyFqdn,
       machineName: names.machineName,
       joinedAt: clock.now(),
@@ -304,15 +307,16 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
     };
   };
 
-  const verifyKeys = async (state: SeamlessState, applied: AppliedDirectory): Promise<StepOutcome> => {
-    const report = await runDoctor(state, applied, true, ['keytab-spn', 'kvno', 'enctypes', 'keytab-access']);
-    const failed = report.checks.filter((c) => c.status !== 'ok');
+  /** The keytab's checks of the joined set-up's full doctor report (which Enable then shows as it is). */
+  const verifyKeys = async (report: DoctorReport, applied: AppliedDirectory): Promise<StepOutcome> => {
+    const checks = report.checks.filter((c) => KEY_CHECKS.includes(c.id));
+    const failed = checks.filter((c) => c.status !== 'ok');
     if (failed.length === 0) {
       const entries = parseKeytab(await deps.gatherIo(applied).readFile(paths.keytab));
       const kvno = Math.max(0, ...entries.map((e) => e.kvno));
       return {
         ok: true,
-        detail: `the keytab's key version ${kvno} is the domain controller's; ${report.checks.map((c) => c.id).join(', ')} ok`,
+        detail: `the keytab's key version ${kvno} is the domain controller's; ${checks.map((c) => c.id).join(', ')} ok`,
       };
     }
     return {
@@ -355,6 +359,8 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
       try {
         const draft = draftState(settings);
         let applied: AppliedDirectory | undefined;
+        // Verify gathers every fact of the joined set-up: its report is also the one shown at the end.
+        let joinedReport: DoctorReport | undefined;
         const steps: [string, string, () => Promise<StepOutcome>][] = [
           [
             'preconditions',
@@ -435,7 +441,10 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
           [
             'verify',
             'Check the keytab against the domain controller',
-            () => verifyKeys(draft, applied as AppliedDirectory),
+            async () => {
+              joinedReport = await runDoctor(draft, applied, true);
+              return verifyKeys(joinedReport, applied as AppliedDirectory);
+            },
           ],
           [
             'save',
@@ -453,8 +462,7 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
           if (!ok) return { ok: false };
         }
         await squidStep(onStep);
-        const doctor = await runDoctor(draft, applied, true);
-        return { ok: true, doctor };
+        return { ok: true, doctor: joinedReport as DoctorReport };
       } finally {
         password.fill(0);
       }

@@ -29,16 +29,31 @@ export function netAds(tools: DomainTools, args: readonly string[], stdin?: Buff
   });
 }
 
-/** What `net -U` gets: the user as the administrator typed it (`EXAMPLE\admin`, `admin@EXAMPLE.TEST`, `admin`). */
+/**
+ * `net ads ARGS -s <smb.conf>` with the administrator's password on stdin (join, leave). The Buffer handed to
+ * the runner is a copy (with the line break) zeroed here too; `password` itself is the caller's to zero.
+ */
+export async function netAdsWithPassword(
+  tools: DomainTools,
+  args: readonly string[],
+  password: Buffer,
+): Promise<RunOutcome> {
+  const line = passwordLine(password);
+  try {
+    return await netAds(tools, args, line);
+  } finally {
+    line.fill(0);
+  }
+}
+
+/**
+ * The user as the administrator typed it (`EXAMPLE\admin`, `admin@EXAMPLE.TEST`, `admin`): what `net -U` gets,
+ * and what is shown and stored (no password).
+ */
 export function adminArgument(user: AdminUser): string {
   if (user.form === 'down-level') return `${user.domain ?? ''}\\${user.account}`;
   if (user.form === 'upn') return `${user.account}@${user.domain ?? ''}`;
   return user.account;
-}
-
-/** `DOMAIN\admin` as shown and stored (no password). */
-export function adminShown(user: AdminUser): string {
-  return adminArgument(user);
 }
 
 /** Whether the machine account already works (`net ads testjoin -P`): then the join is not repeated. */
@@ -47,10 +62,7 @@ export async function isJoined(tools: DomainTools): Promise<boolean> {
   return outcome.code === 0 && /Join is OK/i.test(outcome.stdout + outcome.stderr);
 }
 
-/**
- * `net ads join -U ADMIN --no-dns-updates`, the password on stdin. The Buffer handed to the runner is a copy
- * (with the line break) that the runner zeroes; `password` itself is the caller's to zero.
- */
+/** `net ads join -U ADMIN --no-dns-updates`, the password on stdin (`password` is the caller's to zero). */
 export async function joinDomain(
   tools: DomainTools,
   admin: AdminUser,
@@ -58,13 +70,7 @@ export async function joinDomain(
 ): Promise<StepOutcome> {
   // --user=VALUE, one word: a name beginning with '-' can never be read as an option of net's.
   const args = ['join', `--user=${adminArgument(admin)}`, '--no-dns-updates'];
-  const line = passwordLine(password);
-  let outcome: RunOutcome;
-  try {
-    outcome = await netAds(tools, args, line);
-  } finally {
-    line.fill(0);
-  }
+  const outcome = await netAdsWithPassword(tools, args, password);
   const said = `${outcome.stdout}\n${outcome.stderr}`;
   if (outcome.code === 0) {
     // net: "Joined 'PROXY' to dns domain 'example.test'" (older: "to realm 'EXAMPLE.TEST'").

@@ -1,7 +1,7 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { adminArgument, type DomainTools, netAds, type StepOutcome } from './join.ts';
-import { describeFailure, passwordLine, type RunOutcome } from './run-command.ts';
+import { adminArgument, type DomainTools, netAdsWithPassword, type StepOutcome } from './join.ts';
+import { describeFailure } from './run-command.ts';
 import type { AdminUser } from './settings.ts';
 
 /**
@@ -16,13 +16,7 @@ export async function leaveDomain(
   password: Buffer,
 ): Promise<StepOutcome> {
   const args = ['leave', `--user=${adminArgument(admin)}`];
-  const line = passwordLine(password);
-  let outcome: RunOutcome;
-  try {
-    outcome = await netAds(tools, args, line);
-  } finally {
-    line.fill(0);
-  }
+  const outcome = await netAdsWithPassword(tools, args, password);
   const said = `${outcome.stdout}\n${outcome.stderr}`;
   if (outcome.code === 0) {
     const deleted = /Deleted account for '([^']{1,64})' in realm '([^']{1,253})'/i.exec(said);

@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import type { Config } from '../config/schema.ts';
 import type { SeamlessControl, SeamlessStatus, SeamlessStep } from './control.ts';
 import type { DoctorReport } from './doctor/report.ts';
+import { adminArgument } from './join.ts';
 import { openLocalSeamless, type SquidTarget } from './local.ts';
 import { parseSeamlessSettings, type SeamlessSettings } from './settings.ts';
 
@@ -128,18 +129,11 @@ export function startPrivilegedSeamless(
  * dialogue would refuse (a line break for smb.conf, an option for net) gets the problems, and nothing runs.
  */
 export function recheckSettings(settings: SeamlessSettings, password: Buffer): SeamlessSettings {
-  const { adminUser } = settings;
-  const user =
-    adminUser.form === 'down-level'
-      ? `${adminUser.domain ?? ''}\\${adminUser.account}`
-      : adminUser.form === 'upn'
-        ? `${adminUser.account}@${adminUser.domain ?? ''}`
-        : adminUser.account;
   const checked = parseSeamlessSettings({
     serverVersion: settings.serverVersion,
     domain: settings.domain,
     netbiosDomain: settings.netbiosDomain,
-    adminUser: user,
+    adminUser: adminArgument(settings.adminUser),
     // Only checked for its form here; the parent's Buffer is the one used (and zeroed).
     adminPassword: password.length === 0 ? '' : 'x',
   });

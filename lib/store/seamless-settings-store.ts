@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
+import { describeIssues } from '../config/load.ts';
 import { DoormanError } from '../errors.ts';
 import { SERVER_VERSIONS, type ServerVersion } from '../seamless/settings.ts';
 import type { Db } from './database.ts';
@@ -69,9 +70,7 @@ export class SeamlessSettingsStore {
     if (!checked.success) {
       throw new DoormanError(
         'CONFIG_INVALID',
-        `the stored seamless settings are not valid for this Doorman (${checked.error.issues
-          .map((i) => `${i.path.join('.') || '(row)'}: ${i.message}`)
-          .join('; ')}): run \`doorman seamless enable\` again`,
+        `the stored seamless settings are not valid for this Doorman (${describeIssues(checked.error.issues).join('; ')}): run \`doorman seamless enable\` again`,
       );
     }
     return checked.data;
@@ -87,7 +86,7 @@ export class SeamlessSettingsStore {
     if (!checked.success) {
       throw new DoormanError(
         'INVALID_INPUT',
-        `seamless state: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+        `seamless state: ${describeIssues(checked.error.issues).join('; ')}`,
       );
     }
     this.#write(JSON.stringify(checked.data));

@@ -23,6 +23,7 @@ import { SeamlessSettingsStore } from '../../lib/store/seamless-settings-store.t
 import { lookupUser } from '../../lib/system/service-user.ts';
 import { generateInclude } from '../../squid-conf/generate.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
+import { joinedState } from '../support/seamless-state.ts';
 
 const execFile = promisify(execFileCb);
 const doorman = (...args: string[]) => execFile(join(ROOT, 'bin', 'doorman'), args, { encoding: 'utf8' });
@@ -158,16 +159,7 @@ describe('doorman squid-conf output passes squid -k parse', () => {
     ensureProxyKey(join(joined, 'proxy-key'));
     const config = parseConfig({ stateDir: joined }, 'test');
     const db = openDatabase(dbPath(config));
-    new SeamlessSettingsStore(db, { clock: systemClock }).save({
-      serverVersion: '2012',
-      domain: 'example.test',
-      realm: 'EXAMPLE.TEST',
-      netbios: 'EXAMPLE',
-      adminUser: 'Administrator',
-      proxyFqdn: 'proxy.example.test',
-      machineName: 'PROXY',
-      joinedAt: 1,
-    });
+    new SeamlessSettingsStore(db, { clock: systemClock }).save(joinedState());
     db.close();
     const proxy = lookupUser('proxy');
     for (const name of ['', 'proxy-key', 'doorman.db', 'doorman.db-wal', 'doorman.db-shm']) {

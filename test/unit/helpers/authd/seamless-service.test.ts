@@ -4,8 +4,9 @@ import { createSeamlessService, type SeamlessService } from '../../../../helpers
 import type { NtlmPool } from '../../../../helpers/authd/ntlm-pool.ts';
 import { systemClock } from '../../../../lib/clock.ts';
 import type { NtlmLeaseKind } from '../../../../lib/seamless/handshake.ts';
-import { SeamlessSettingsStore, type SeamlessState } from '../../../../lib/store/seamless-settings-store.ts';
+import { SeamlessSettingsStore } from '../../../../lib/store/seamless-settings-store.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
+import { joinedState } from '../../../support/seamless-state.ts';
 
 const NTLM_NEGOTIATE = 'TlRMTVNTUAABAAAABoIIAAAAAAAAAAAAAAAAAAAAAAA=';
 const ntlmMessage = (type: number) => {
@@ -17,16 +18,7 @@ const ntlmMessage = (type: number) => {
 const CHALLENGE = ntlmMessage(2);
 const AUTHENTICATE = ntlmMessage(3);
 
-const JOINED: SeamlessState = {
-  serverVersion: '2012',
-  domain: 'example.test',
-  realm: 'EXAMPLE.TEST',
-  netbios: 'EXAMPLE',
-  adminUser: 'Administrator',
-  proxyFqdn: 'proxy.example.test',
-  machineName: 'PROXY',
-  joinedAt: 1,
-};
+const JOINED = joinedState();
 
 /** ntlm_auth stand-in: TT for YR, then AF with the user the test names; counts pools made and closed. */
 function fakePools(user: () => string) {

@@ -18,6 +18,7 @@ import { parseSeamlessSettings, type SeamlessSettings } from '../../../../lib/se
 import type { ProcessControl } from '../../../../lib/seamless/winbindd.ts';
 import type { AppliedDirectory } from '../../../../lib/store/directory-settings-store.ts';
 import type { SeamlessState } from '../../../../lib/store/seamless-settings-store.ts';
+import { joinedState } from '../../../support/seamless-state.ts';
 import { useTempDir } from '../../../support/temp-dir.ts';
 import { httpKeytab } from './keytab-fixtures.ts';
 
@@ -217,16 +218,7 @@ describe('enable', () => {
     // Each step announced before its outcome.
     expect(steps.slice(0, 2).map((s) => s.status)).toEqual(['running', 'ok']);
     expect(result.doctor?.ok).toBe(true);
-    expect(store.state).toEqual({
-      serverVersion: '2012',
-      domain: 'example.test',
-      realm: 'EXAMPLE.TEST',
-      netbios: 'EXAMPLE',
-      adminUser: 'Administrator',
-      proxyFqdn: 'proxy.example.test',
-      machineName: 'PROXY',
-      joinedAt: Date.UTC(2026, 0, 1),
-    });
+    expect(store.state).toEqual(joinedState(Date.UTC(2026, 0, 1)));
     const paths = seamlessPaths(config().stateDir);
     expect(readFileSync(paths.smbConf, 'utf8')).toContain('netbios name = PROXY\n');
     expect(readFileSync(paths.krb5Conf, 'utf8')).toContain('kdc = 10.0.0.1\n');

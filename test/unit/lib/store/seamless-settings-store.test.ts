@@ -1,20 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../lib/clock.ts';
-import { SeamlessSettingsStore, type SeamlessState } from '../../../../lib/store/seamless-settings-store.ts';
+import { SeamlessSettingsStore } from '../../../../lib/store/seamless-settings-store.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
+import { joinedState } from '../../../support/seamless-state.ts';
 
 const tmp = useTempDb('doorman-seamless-settings-');
 
-const joined: SeamlessState = {
-  serverVersion: '2012',
-  domain: 'example.test',
-  realm: 'EXAMPLE.TEST',
-  netbios: 'EXAMPLE',
-  adminUser: 'Administrator',
-  proxyFqdn: 'proxy.example.test',
-  machineName: 'PROXY',
-  joinedAt: Date.UTC(2026, 10, 23),
-};
+const joined = joinedState(Date.UTC(2026, 10, 23));
 
 describe('SeamlessSettingsStore', () => {
   it('is empty, version 0, until a join is saved; another handle sees the save', () => {
