@@ -20,6 +20,7 @@ import {
 import type { AdminPaths } from './paths.ts';
 import type { PortalAdmin } from './portal-admin.ts';
 import { PORTAL_FIELDS, portalFormProblems, portalSettingsToForm, readPortalForm } from './portal-form.ts';
+import { adminOf } from './session.ts';
 import { deviceGroupPage } from './views/device-group.ts';
 import { describeChanges, portalPage, type PortalView } from './views/portal.ts';
 
@@ -227,8 +228,3 @@ const noSuchGroup = (id: number) =>
   new ApiError('not_found', `there is no Device Group with id ${id}: it may have been removed meanwhile`);
 
 const isNotFound = (error: unknown) => error instanceof DoormanError && error.code === 'NOT_FOUND';
-
-function adminOf(ctx: Ctx): NonNullable<PortalState['admin']> {
-  if (ctx.state.admin === undefined) throw new Error('requireAdmin has not run for this route');
-  return ctx.state.admin;
-}

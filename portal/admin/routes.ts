@@ -19,7 +19,7 @@ import type { PortalAdmin } from './portal-admin.ts';
 import { portalScreen } from './portal-screen.ts';
 import type { SeamlessControl } from './seamless-admin.ts';
 import { seamlessScreen } from './seamless-screen.ts';
-import { loadAdminSession, requireAdmin, seeOther } from './session.ts';
+import { adminOf, loadAdminSession, requireAdmin, seeOther } from './session.ts';
 import { type FailureLimit, SignInLimits } from './sign-in-limits.ts';
 import { directoryPage, groupsFound, type Outcome } from './views/directory.ts';
 import { errorPage } from './views/error.ts';
@@ -316,9 +316,4 @@ function render(ctx: Ctx, status: number, view: Parameters<typeof directoryPage>
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = directoryPage(view);
-}
-
-function adminOf(ctx: Ctx): NonNullable<PortalState['admin']> {
-  if (ctx.state.admin === undefined) throw new Error('requireAdmin has not run for this route');
-  return ctx.state.admin;
 }

@@ -22,6 +22,7 @@ import {
   stateToForm,
   type SeamlessFormValues,
 } from './seamless-form.ts';
+import { adminOf } from './session.ts';
 import {
   doctorPage,
   doctorReportHtml,
@@ -406,9 +407,4 @@ function failureMessage(error: unknown, what: string, log: (line: string) => voi
 function logStep(log: (line: string) => void, what: string, step: SeamlessStep): void {
   if (step.status === 'running') return;
   log(`admin: ${what} seamless: step ${step.id}: ${step.status}`);
-}
-
-function adminOf(ctx: Ctx): NonNullable<PortalState['admin']> {
-  if (ctx.state.admin === undefined) throw new Error('requireAdmin has not run for this route');
-  return ctx.state.admin;
 }

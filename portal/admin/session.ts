@@ -31,6 +31,12 @@ export function requireAdmin(signInPath: string): Middleware<PortalState> {
   };
 }
 
+/** The signed-in admin, on a route behind requireAdmin (a programming error anywhere else). */
+export function adminOf(ctx: ParameterizedContext<PortalState>): NonNullable<PortalState['admin']> {
+  if (ctx.state.admin === undefined) throw new Error('requireAdmin has not run for this route');
+  return ctx.state.admin;
+}
+
 /** 303 See Other: after a POST the browser GETs the new location, and reloading does not repost the form. */
 export function seeOther(ctx: ParameterizedContext<PortalState>, location: string): void {
   ctx.status = 303;

@@ -2,6 +2,7 @@ import type { FieldProblem } from '../directory-admin.ts';
 import { DIRECTORY_FIELDS, type DirectoryField, type DirectoryFormValues } from '../directory-form.ts';
 import { html, type Html } from '../html.ts';
 import type { AdminPaths } from '../paths.ts';
+import { fieldMaker, problemsByField, problemSummary } from './fields.ts';
 import { layout } from './layout.ts';
 
 /** What the last Save & apply did; undefined when the page is just shown. */
@@ -48,12 +49,13 @@ export const groupsFound = (n: number): string => `Found ${n} user group${n === 
 
 export function directoryPage(view: DirectoryView): string {
   const { paths, values, outcome } = view;
-  // Every problem of a field, in the order reported: all of them are shown, at the field and in the banner.
-  const problems = new Map<string, string[]>();
-  if (outcome?.kind === 'problems') {
-    for (const p of outcome.problems) problems.set(p.field, [...(problems.get(p.field) ?? []), p.message]);
-  }
-  const f = fieldMaker(problems);
+  const problems = problemsByField(outcome?.kind === 'problems' ? outcome.problems : []);
+  const f = fieldMaker(problems, 'f');
+  const text = (
+    name: Exclude<DirectoryField, 'kind' | 'password' | 'transport' | 'caCertificate'>,
+    value: string,
+    hint: string,
+  ) => f.text(name, value, LABELS[name], hint);
   const plain = values.transport === 'plain';
   return layout(
     'Directory service',
@@ -87,23 +89,16 @@ export function directoryPage(view: DirectoryView): string {
               >`,
             'Users are found by sAMAccountName in a Windows domain, by uid in an open directory.',
           )}
-          ${f.text('host', values.host, 'For example dc1.example.test. An IP address is accepted for an open directory only.')}
-          ${f.text('baseDn', values.baseDn, 'Domain components, for example DC=example,DC=test.')}
-          ${f.text('bindDn', values.bindDn, 'The full DN of the account Doorman searches with, for example CN=Squid Proxy,CN=Users,DC=example,DC=test (Active Directory) or uid=squid,cn=users,dc=example,dc=test (Open Directory). It need not be an administrator.')}
-          ${f.wrap(
+          ${text('host', values.host, 'For example dc1.example.test. An IP address is accepted for an open directory only.')}
+          ${text('baseDn', values.baseDn, 'Domain components, for example DC=example,DC=test.')}
+          ${text('bindDn', values.bindDn, 'The full DN of the account Doorman searches with, for example CN=Squid Proxy,CN=Users,DC=example,DC=test (Active Directory) or uid=squid,cn=users,dc=example,dc=test (Open Directory). It need not be an administrator.')}
+          ${f.password(
             'password',
-            html`<label for="f-password">${LABELS.password}</label>
-              <input
-                type="password"
-                id="f-password"
-                name="password"
-                value=""
-                autocomplete="new-password"
-                ${f.describedBy('password')}
-              />`,
+            LABELS.password,
             view.hasPassword
               ? 'A password is stored. Leave this blank to keep it.'
               : 'The distinguished user’s password. It is stored on the Doorman server in a file only Doorman and Squid’s helpers can read.',
+            'new-password',
           )}
         </fieldset>
         <fieldset>
@@ -125,8 +120,8 @@ export function directoryPage(view: DirectoryView): string {
                 network in clear text. Use it only on a network you trust completely.
               </p>`,
           )}
-          ${f.text('port', values.port, 'Leave blank for the transport’s usual port: 636 for LDAPS, 389 otherwise.')}
-          ${f.text('address', values.address, 'An IPv4 or IPv6 address to connect to instead of looking the name up in DNS. The certificate is still checked against the name above.')}
+          ${text('port', values.port, 'Leave blank for the transport’s usual port: 636 for LDAPS, 389 otherwise.')}
+          ${text('address', values.address, 'An IPv4 or IPv6 address to connect to instead of looking the name up in DNS. The certificate is still checked against the name above.')}
           ${f.wrap(
             'caCertificate',
             html`<label for="f-caCertificate">${LABELS.caCertificate}</label>
@@ -140,13 +135,13 @@ export function directoryPage(view: DirectoryView): string {
 ${values.caCertificate}</textarea>`,
             'PEM (-----BEGIN CERTIFICATE-----) of the authority that signed the directory server’s certificate. Blank: the system’s trusted authorities.',
           )}
-          ${f.text('connectTimeoutMs', values.connectTimeoutMs, 'Blank: 5000.')}
-          ${f.text('timeoutMs', values.timeoutMs, 'Blank: 10000.')}
+          ${text('connectTimeoutMs', values.connectTimeoutMs, 'Blank: 5000.')}
+          ${text('timeoutMs', values.timeoutMs, 'Blank: 10000.')}
         </fieldset>
         <fieldset>
           <legend>Caches</legend>
-          ${f.text('passwordCacheSeconds', values.passwordCacheSeconds, 'Kept as a salted hash, never the password. 0 turns it off. Blank: 60.')}
-          ${f.text('groupCacheSeconds', values.groupCacheSeconds, 'Blank: 60.')}
+          ${text('passwordCacheSeconds', values.passwordCacheSeconds, 'Kept as a salted hash, never the password. 0 turns it off. Blank: 60.')}
+          ${text('groupCacheSeconds', values.groupCacheSeconds, 'Blank: 60.')}
         </fieldset>
         <button type="submit">Save &amp; apply</button>
       </form>`,
@@ -178,22 +173,14 @@ function banner(view: DirectoryView, problems: ReadonlyMap<string, readonly stri
         ${outcome.message !== '' && !outcome.message.startsWith(headline) && html`<p>${outcome.message}</p>`}
       </div>`;
     }
-    case 'problems': {
-      // Every problem in one list, each naming its field (a link to it); a field the form does not have is
-      // named by its key, as the settings store reports it.
-      const count = problems.size;
-      return html`<div class="banner error" role="alert">
-        <p><strong>${count === 1 ? '1 field needs' : `${count} fields need`} attention.</strong> ${kept}</p>
-        <ul>
-          ${outcome.problems.map((p) =>
-            isFormField(p.field)
-              ? html`<li><a href="#f-${p.field}">${LABELS[p.field]}</a>: ${p.message}</li>`
-              : html`<li>${p.field === '' ? '' : `${p.field}: `}${p.message}</li>`,
-          )}
-        </ul>
-        ${retype(outcome.passwordTyped)}
-      </div>`;
-    }
+    case 'problems':
+      return problemSummary(
+        problems.size,
+        kept,
+        outcome.problems,
+        (field) => (isFormField(field) ? { id: `f-${field}`, label: LABELS[field] } : undefined),
+        retype(outcome.passwordTyped),
+      );
     case 'failed':
       return html`<div class="banner error" role="alert">
         <p><strong>Not applied:</strong> ${outcome.message}</p>
@@ -205,32 +192,3 @@ function banner(view: DirectoryView, problems: ReadonlyMap<string, readonly stri
 
 const checked = (on: boolean) => (on ? html` checked` : '');
 const selected = (on: boolean) => (on ? html` selected` : '');
-
-/** Field markup with its hint and its problems, tied together for screen readers by aria-describedby. */
-function fieldMaker(problems: ReadonlyMap<string, readonly string[]>) {
-  const describedBy = (name: string) =>
-    problems.has(name)
-      ? html` aria-invalid="true" aria-describedby="f-${name}-problem f-${name}-hint"`
-      : html` aria-describedby="f-${name}-hint"`;
-  const wrap = (name: string, control: Html, hint?: string) => {
-    const messages = problems.get(name);
-    // One paragraph (the one aria-describedby names), a line per problem.
-    const lines = messages?.map((m, i) => (i === 0 ? m : html`<br />${m}`));
-    return html`<div class="field${messages === undefined ? '' : ' invalid'}">
-      ${control} ${lines !== undefined && html`<p class="problem" id="f-${name}-problem">${lines}</p>`}
-      ${hint !== undefined && html`<p class="hint" id="f-${name}-hint">${hint}</p>`}
-    </div>`;
-  };
-  const text = (
-    name: Exclude<DirectoryField, 'kind' | 'password' | 'transport' | 'caCertificate'>,
-    value: string,
-    hint: string,
-  ) =>
-    wrap(
-      name,
-      html`<label for="f-${name}">${LABELS[name]}</label>
-        <input type="text" id="f-${name}" name="${name}" value="${value}" ${describedBy(name)} />`,
-      hint,
-    );
-  return { wrap, text, describedBy };
-}

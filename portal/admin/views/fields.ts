@@ -25,17 +25,18 @@ export function fieldMaker(problems: ReadonlyMap<string, readonly string[]>, pre
     const lines = messages?.map((m, i) => (i === 0 ? m : html`<br />${m}`));
     return lines !== undefined && html`<p class="problem" id="${id(name)}-problem">${lines}</p>`;
   };
-  const wrap = (name: string, control: Html, hint: string) =>
+  /** Without a hint, the control carries the paragraph with id `prefix-name-hint` itself. */
+  const wrap = (name: string, control: Html, hint?: string) =>
     html`<div class="field${problems.has(name) ? ' invalid' : ''}">
       ${control} ${problem(name)}
-      <p class="hint" id="${id(name)}-hint">${hint}</p>
+      ${hint !== undefined && html`<p class="hint" id="${id(name)}-hint">${hint}</p>`}
     </div>`;
   const text = (
     name: string,
     value: string,
     label: string,
     hint: string,
-    options: { type?: 'text' | 'date'; inputmode?: 'numeric' } = {},
+    options: { type?: 'text' | 'date' | 'password'; inputmode?: 'numeric'; autocomplete?: string } = {},
   ) =>
     wrap(
       name,
@@ -46,10 +47,14 @@ export function fieldMaker(problems: ReadonlyMap<string, readonly string[]>, pre
           name="${name}"
           value="${value}"
           ${options.inputmode === undefined ? '' : html`inputmode="${options.inputmode}"`}
+          ${options.autocomplete === undefined ? '' : html`autocomplete="${options.autocomplete}"`}
           ${describedBy(name)}
         />`,
       hint,
     );
+  /** Never filled in: a password is not sent back to the browser, not even the one just typed. */
+  const password = (name: string, label: string, hint: string, autocomplete: 'off' | 'new-password') =>
+    text(name, '', label, hint, { type: 'password', autocomplete });
   const area = (name: string, value: string, label: string, hint: string, rows: number) =>
     wrap(
       name,
@@ -73,7 +78,7 @@ export function fieldMaker(problems: ReadonlyMap<string, readonly string[]>, pre
       >`,
       hint,
     );
-  return { id, describedBy, problem, wrap, text, area, checkbox };
+  return { id, describedBy, problem, wrap, text, password, area, checkbox };
 }
 
 /**
@@ -85,6 +90,8 @@ export function problemSummary(
   kept: string,
   problems: readonly FieldProblem[],
   fieldOf: (field: string) => { id: string; label: string } | undefined,
+  /** More for the same alert, after the list. */
+  more?: Html | false,
 ): Html {
   return html`<div class="banner error" role="alert" id="problem-summary">
     <p><strong>${count === 1 ? '1 field needs' : `${count} fields need`} attention.</strong> ${kept}</p>
@@ -96,5 +103,6 @@ export function problemSummary(
           : html`<li><a href="#${at.id}">${at.label}</a>: ${p.message}</li>`;
       })}
     </ul>
+    ${more}
   </div>`;
 }

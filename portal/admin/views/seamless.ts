@@ -229,18 +229,11 @@ function enableForm(view: SeamlessView, problems: ReadonlyMap<string, readonly s
       <fieldset>
         <legend>Administrator (for the join only)</legend>
         ${f.text('adminUser', values.adminUser, SEAMLESS_LABELS.adminUser, 'A member of Domain Admins: Administrator, EXAMPLE\\Administrator or administrator@EXAMPLE.TEST.')}
-        ${f.wrap(
+        ${f.password(
           'adminPassword',
-          html`<label for="f-adminPassword">${SEAMLESS_LABELS.adminPassword}</label>
-            <input
-              type="password"
-              id="f-adminPassword"
-              name="adminPassword"
-              value=""
-              autocomplete="off"
-              ${f.describedBy('adminPassword')}
-            />`,
+          SEAMLESS_LABELS.adminPassword,
           'Used for the join and then forgotten: never stored, logged or shown.',
+          'off',
         )}
       </fieldset>
       <p class="hint">
@@ -267,18 +260,11 @@ function disableForm(
         reconfigure.
       </p>
       ${d.text('adminUser', view.disableUser, DISABLE_LABELS.adminUser as string, 'Needed to leave the domain; not for Disable locally.')}
-      ${d.wrap(
+      ${d.password(
         'adminPassword',
-        html`<label for="d-adminPassword">${DISABLE_LABELS.adminPassword}</label>
-          <input
-            type="password"
-            id="d-adminPassword"
-            name="adminPassword"
-            value=""
-            autocomplete="off"
-            ${d.describedBy('adminPassword')}
-          />`,
+        DISABLE_LABELS.adminPassword as string,
         'Used to leave the domain and then forgotten.',
+        'off',
       )}
       <p class="actions">
         <button type="submit" class="danger" name="how" value="leave">Disable and leave the domain</button>

@@ -122,3 +122,52 @@ export function sendTo(target: ListenAddress, options: SendOptions): Promise<Rep
     req.end(options.body);
   });
 }
+
+interface Cookie {
+  value: string;
+  path: string;
+}
+
+/**
+ * A browser as far as the web app cares: a cookie jar honouring Path and Max-Age=0 around `send` (which
+ * fixes the source address). The admin and splash harnesses add their own page walks.
+ */
+export class Browser {
+  readonly cookies = new Map<string, Cookie>();
+  readonly #send: (options: SendOptions) => Promise<Reply>;
+
+  constructor(send: (options: SendOptions) => Promise<Reply>) {
+    this.#send = send;
+  }
+
+  async send(options: SendOptions): Promise<Reply> {
+    const cookie = [...this.cookies]
+      .filter(([, c]) => options.path.startsWith(c.path))
+      .map(([name, c]) => `${name}=${c.value}`)
+      .join('; ');
+    const headers = { ...options.headers, ...(cookie === '' ? {} : { Cookie: cookie }) };
+    const reply = await this.#send({ ...options, headers });
+    for (const line of reply.headers['set-cookie'] ?? []) {
+      const [pair = '', ...attributes] = line.split(';').map((s) => s.trim());
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq);
+      const path = attributes.find((a) => a.startsWith('Path='))?.slice(5) ?? '/';
+      if (attributes.includes('Max-Age=0')) this.cookies.delete(name);
+      else this.cookies.set(name, { value: pair.slice(eq + 1), path });
+    }
+    return reply;
+  }
+
+  get(path: string): Promise<Reply> {
+    return this.send({ path });
+  }
+
+  post(path: string, form: Record<string, string> | string): Promise<Reply> {
+    return this.send({
+      method: 'POST',
+      path,
+      headers: { 'Content-Type': FORM },
+      body: typeof form === 'string' ? form : new URLSearchParams(form).toString(),
+    });
+  }
+}

@@ -13,7 +13,7 @@ import type { ApplyResult, DirectoryAdmin } from '../../../../portal/admin/direc
 import type { AdminDeps } from '../../../../portal/admin/routes.ts';
 import { createApp } from '../../../../portal/app.ts';
 import { startServer, type RunningServer } from '../../../../portal/server.ts';
-import { FORM, sendTo, type Reply, type SendOptions } from '../harness.ts';
+import { Browser as PortalBrowser, sendTo, type Reply, type SendOptions } from '../harness.ts';
 
 export const ADMIN = 'root';
 export const ADMIN_PASSWORD = 'Adm1n pässword';
@@ -55,55 +55,13 @@ export const SETTINGS: DirectorySettings = directorySettingsSchema.parse({
   transport: 'ldaps',
 });
 
-interface Cookie {
-  value: string;
-  path: string;
-}
-
-/** A browser as far as the admin screens care: a cookie jar honouring Path and Max-Age=0, and one address. */
-export class Browser {
-  readonly cookies = new Map<string, Cookie>();
+/** The shared browser, plus the admin's sign-in walk. */
+export class Browser extends PortalBrowser {
   readonly #portal: AdminPortal;
-  readonly #from: string | undefined;
 
   constructor(portal: AdminPortal, from?: string) {
+    super((options) => portal.send({ ...options, ...(from === undefined ? {} : { from }) }));
     this.#portal = portal;
-    this.#from = from;
-  }
-
-  async send(options: SendOptions): Promise<Reply> {
-    const cookie = [...this.cookies]
-      .filter(([, c]) => options.path.startsWith(c.path))
-      .map(([name, c]) => `${name}=${c.value}`)
-      .join('; ');
-    const headers = { ...options.headers, ...(cookie === '' ? {} : { Cookie: cookie }) };
-    const reply = await this.#portal.send({
-      ...options,
-      headers,
-      ...(this.#from === undefined ? {} : { from: this.#from }),
-    });
-    for (const line of setCookies(reply)) {
-      const [pair = '', ...attributes] = line.split(';').map((s) => s.trim());
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq);
-      const path = attributes.find((a) => a.startsWith('Path='))?.slice(5) ?? '/';
-      if (attributes.includes('Max-Age=0')) this.cookies.delete(name);
-      else this.cookies.set(name, { value: pair.slice(eq + 1), path });
-    }
-    return reply;
-  }
-
-  get(path: string): Promise<Reply> {
-    return this.send({ path });
-  }
-
-  post(path: string, form: Record<string, string>): Promise<Reply> {
-    return this.send({
-      method: 'POST',
-      path,
-      headers: { 'Content-Type': FORM },
-      body: new URLSearchParams(form).toString(),
-    });
   }
 
   /** GET the sign-in page and post the form on it. */

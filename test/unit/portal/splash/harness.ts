@@ -20,7 +20,7 @@ import { createApp } from '../../../../portal/app.ts';
 import { startServer, type RunningServer } from '../../../../portal/server.ts';
 import type { DirectorySource, PasswordDirectory } from '../../../../portal/splash/directory-source.ts';
 import type { SplashDeps } from '../../../../portal/splash/routes.ts';
-import { FORM, PROXY_KEY, sendTo, type Reply, type SendOptions } from '../harness.ts';
+import { Browser as PortalBrowser, PROXY_KEY, sendTo, type Reply, type SendOptions } from '../harness.ts';
 
 export const PASSWORD = 'Corr3ct hörse';
 
@@ -82,50 +82,13 @@ export class FakeMacs {
   };
 }
 
-interface Cookie {
-  value: string;
-  path: string;
-}
-
-/** A browser as far as the splash page cares: a cookie jar (Path, Max-Age=0) and one source address. */
-export class Browser {
-  readonly cookies = new Map<string, Cookie>();
+/** The shared browser from one source address, plus the splash page's form walk. */
+export class Browser extends PortalBrowser {
   readonly #splash: Splash;
-  readonly #from: string;
 
   constructor(splash: Splash, from: string) {
+    super((options) => splash.send({ ...options, from }));
     this.#splash = splash;
-    this.#from = from;
-  }
-
-  async send(options: SendOptions): Promise<Reply> {
-    const cookie = [...this.cookies]
-      .filter(([, c]) => options.path.startsWith(c.path))
-      .map(([name, c]) => `${name}=${c.value}`)
-      .join('; ');
-    const headers = { ...options.headers, ...(cookie === '' ? {} : { Cookie: cookie }) };
-    const reply = await this.#splash.send({ ...options, headers, from: this.#from });
-    for (const line of reply.headers['set-cookie'] ?? []) {
-      const [pair = '', ...attributes] = line.split(';').map((s) => s.trim());
-      const eq = pair.indexOf('=');
-      const path = attributes.find((a) => a.startsWith('Path='))?.slice(5) ?? '/';
-      if (attributes.includes('Max-Age=0')) this.cookies.delete(pair.slice(0, eq));
-      else this.cookies.set(pair.slice(0, eq), { value: pair.slice(eq + 1), path });
-    }
-    return reply;
-  }
-
-  get(path: string): Promise<Reply> {
-    return this.send({ path });
-  }
-
-  post(path: string, form: Record<string, string> | string): Promise<Reply> {
-    return this.send({
-      method: 'POST',
-      path,
-      headers: { 'Content-Type': FORM },
-      body: typeof form === 'string' ? form : new URLSearchParams(form).toString(),
-    });
   }
 
   /** GET the splash page (with ?url=), then post its form with these fields (csrf and url from the page). */
