@@ -17,8 +17,8 @@
 # them; the process is the whole of serve, web app included).
 # env: RUNS=3 DURATION=5 CONNS="1 8 32" SESSIONS=10000 ICAP_OPEN=1000 CICAP_PORT=1345
 #      ICAP_PORT_204=1354 ICAP_PORT_302=1355 WEB_PORT_204=8192 WEB_PORT_302=8193 FLOOR_PORT=1356
-#      ICAP_WORKERS=N: icap.workers in both serves' configs (unset: serve's default, one thread per core up
-#      to 4; 0: the ICAP service in serve's own thread)
+#      ICAP_WORKERS=N: icap.workers in both serves' configs (unset or 0: serve's default, the ICAP service
+#      in serve's own thread; N: N worker threads)
 #      FLOOR=0: leave the Node floor out
 #      PROFILE=1: the 204 server under node --cpu-prof; prints where its time went (results/icap.profile.txt)
 set -euo pipefail

@@ -78,14 +78,7 @@ echo "auth.txt: $(wc -l < "$D/auth.txt") lines, $EXP_AUTH_OK with the right pass
 SLAPD=
 trap 'stop_pid "$SLAPD"' EXIT
 need_free_port "$LDAP_PORT"
-LDAP_TLS=0 LDAP_PORT=$LDAP_PORT "$LAB/ldap/ldap-setup.sh" "$D/slapd" >/dev/null
-SLAPD=$(cat "$D/slapd/slapd.fg.pid")
-HASH=$(slappasswd -s 'Passw0rd!')
-awk -v n="$USERS" -v h="$HASH" -v s="$SUFFIX" 'BEGIN{for(i=0;i<n;i++){u=sprintf("user%04d",i)
-  printf "dn: uid=%s,ou=people,%s\nobjectClass: inetOrgPerson\nuid: %s\ncn: %s\nsn: Bench\nuserPassword: %s\n\n", u, s, u, u, h}
-  printf "dn: cn=proxy-users,ou=groups,%s\nchangetype: modify\nadd: member\n", s
-  for(i=0;i<n;i+=2) printf "member: uid=user%04d,ou=people,%s\n", i, s}' > "$D/users.ldif"
-ldapmodify -a -x -H "$URI" -D "cn=admin,$SUFFIX" -w adminpw -f "$D/users.ldif" >/dev/null
+bench_slapd "$D/slapd"
 # cn=Monitor (read-only counters slapd keeps anyway), readable by the directory admin only
 ldapmodify -x -H "$URI" -D cn=admin,cn=config -w adminpw >/dev/null <<LDIF
 dn: cn=module{0},cn=config

@@ -28,8 +28,7 @@ env KRB5_KTNAME="FILE:$S/http.keytab" KRB5_CONFIG="$S/krb5.conf" KRB5RCACHEDIR="
   GSS_MECH_CONFIG=/dev/null UV_THREADPOOL_SIZE=4 \
   "$NODE" "$ROOT/dist/helpers/authd/main.js" --config "$W/doorman.json" 2> "$W/authd.log" &
 AUTHD=$!
-for _ in $(seq 1 200); do [ -S "$W/state/run/negotiate.sock" ] && break; sleep 0.05; done
-[ -S "$W/state/run/negotiate.sock" ] || { echo "authd did not listen:"; cat "$W/authd.log"; exit 1; }
+wait_socket "$W/state/run/negotiate.sock" "$W/authd.log"
 echo "KDC pid $KDC (127.0.0.1:$KDC_PORT), authd pid $AUTHD; $TOKENS tokens per driver"
 
 row() { # row LABEL N FILES... : one line per case from N helper-bench JSON results

@@ -43,8 +43,7 @@ KRB5_KTNAME=FILE:$D/state/samba/http.keytab KRB5_CONFIG=$D/state/samba/krb5.conf
   "$NODE" --max-semi-space-size=2 "$ROOT/dist/helpers/authd/main.js" --config "$D/doorman.json" 2> "$D/authd.log" &
 AUTHD=$!
 trap 'stop_pid "$AUTHD" || true' EXIT
-for _ in $(seq 100); do [ -S "$D/state/run/ntlm.sock" ] && break; sleep 0.05; done
-[ -S "$D/state/run/ntlm.sock" ] || { echo "authd did not start:"; cat "$D/authd.log"; exit 1; }
+wait_socket "$D/state/run/ntlm.sock" "$D/authd.log"
 
 python3 - "$ROOT/dist/bin/doorman-shim" "$D/state/run" "$AUTHD" <<'EOF'
 import os, statistics, subprocess, sys, time
@@ -75,7 +74,7 @@ print('authd idle, before any connection:')
 row('authd', [authd])
 
 # A type-3 message no DC will accept: ends the handshake (ERR or BH), so its ntlm_auth lease goes back to the
-# pool and the next child's first answer does not wait for one (the pool holds 4 + 2 processes at most).
+# pool and the next child's first answer does not wait for one (the pool holds 6 + 2 processes at most: helpers/authd/seamless-service.ts).
 AUTHENTICATE = 'TlRMTVNTUAADAAAAGAAYAEAAAAAYABgAWAAAAAAAAABwAAAAAAAAAHAAAAAAAAAAcAAAAAAAAABwAAAABYKIogAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'
 shims, firsts, lasts = [], {}, {}
 def start(kind, concurrent, line, n, then=None):
@@ -113,11 +112,11 @@ for name, pids in [('shims ' + '/'.join(f'{k}' for k in ['session', 'basic', 'gr
     total[0] += r; total[1] += s
 print(f'  {"total":<34}      RSS {total[0] / 1024:7.1f} MB  PSS {total[1] / 1024:7.1f} MB')
 
-# The pool at its largest: handshakes left open on 4 NTLM children hold 4 squid-2.5-ntlmssp processes.
-held = [p for k, p in shims if k == 'ntlm'][:4]
+# The pool at its largest: handshakes left open on 6 NTLM children hold 6 squid-2.5-ntlmssp processes.
+held = [p for k, p in shims if k == 'ntlm'][:6]
 for p in held:
     p.stdin.write(f'YR {NTLM_NEGOTIATE}\n'.encode()); p.stdin.flush(); p.stdout.readline()
-print('with 4 NTLM handshakes open at once (ntlm_auth pool at its squid-2.5-ntlmssp maximum):')
+print('with 6 NTLM handshakes open at once (ntlm_auth pool at its squid-2.5-ntlmssp maximum):')
 row('ntlm_auth pool (authd children)', children(authd))
 row('authd', [authd])
 for p in held:

@@ -33,10 +33,9 @@ in_member() { NSFILES=$M "$LAB/samba/nsrun" "$@"; }   # the member's /run/samba 
 cp "$M/etc/smb.conf" "$W/state/samba/smb.conf"
 in_member env GSS_MECH_CONFIG=/dev/null KRB5_KTNAME="FILE:$W/state/samba/http.keytab" KRB5RCACHEDIR="$W/state/rcache" "$NODE" "$ROOT/dist/helpers/authd/main.js" --config "$W/doorman.json" 2> "$W/authd.log" &
 AUTHD=$!
-for _ in $(seq 1 200); do [ -S "$W/state/run/ntlm.sock" ] && break; sleep 0.05; done
-[ -S "$W/state/run/ntlm.sock" ] || { echo "authd did not listen:"; cat "$W/authd.log"; exit 1; }
+wait_socket "$W/state/run/ntlm.sock" "$W/authd.log"
 
-printf 'openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n[provider_sect]\ndefault = default_sect\nlegacy = legacy_sect\n[default_sect]\nactivate = 1\n[legacy_sect]\nactivate = 1\n' > "$W/openssl.cnf"
+legacy_openssl_conf "$W/openssl.cnf"
 export OPENSSL_CONF=$W/openssl.cnf NTLM_DOMAIN=EXAMPLE NTLM_USER=alice NTLM_PASS='Passw0rd!'
 row() { python3 - "$@" <<'PY'
 import json, sys

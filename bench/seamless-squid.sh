@@ -17,7 +17,7 @@ W=$(mktemp -d /tmp/doorman-bench-squid.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 # MD4 for the NTLM client (python3-ntlm-auth through hashlib): OpenSSL 3's legacy provider, for the client alone
 # (serve and authd must not inherit it: they run as proxy, who cannot read $W).
-printf 'openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n[provider_sect]\ndefault = default_sect\nlegacy = legacy_sect\n[default_sect]\nactivate = 1\n[legacy_sect]\nactivate = 1\n' > "$W/openssl.cnf"
+legacy_openssl_conf "$W/openssl.cnf"
 echo "$(date -u '+%F %T') UTC, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(squid -v | head -1)"
 wait_quiet || true
 python3 "$BENCH/lib/cpu-monitor.py" watch $$ "$W/cpu.log" &

@@ -66,8 +66,7 @@ if [ "$SHIM" = 1 ]; then
     2> "$D/authd.log" &
   AUTHD=$!
   trap 'stop_pid "$AUTHD" || true' EXIT
-  for _ in $(seq 100); do [ -S "$D/state/run/session.sock" ] && break; sleep 0.05; done
-  [ -S "$D/state/run/session.sock" ] || { echo "authd did not start:" >&2; cat "$D/authd.log" >&2; exit 1; }
+  wait_socket "$D/state/run/session.sock" "$D/authd.log"
   SHIM_CMD=("$ROOT/dist/bin/doorman-shim" --concurrent "$D/state/run/session.sock")
   ticks() { awk '{print $14 + $15}' "/proc/$AUTHD/stat"; }
   # authd's share, which the driver cannot see: CPU per lookup over the runs just made, RSS now

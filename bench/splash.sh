@@ -32,12 +32,7 @@ need_free_port "$LDAP_PORT"; need_free_port "$WEB_PORT"
 rm -rf "$D"; mkdir -p "$D"
 
 echo "=== slapd on $URI with $USERS users"
-LDAP_TLS=0 LDAP_PORT=$LDAP_PORT "$LAB/ldap/ldap-setup.sh" "$D/slapd" >/dev/null
-SLAPD=$(cat "$D/slapd/slapd.fg.pid")
-HASH=$(slappasswd -s 'Passw0rd!')
-awk -v n="$USERS" -v h="$HASH" -v s="$SUFFIX" 'BEGIN{for(i=0;i<n;i++){u=sprintf("user%04d",i)
-  printf "dn: uid=%s,ou=people,%s\nobjectClass: inetOrgPerson\nuid: %s\ncn: %s\nsn: Bench\nuserPassword: %s\n\n", u, s, u, u, h}}' > "$D/users.ldif"
-ldapmodify -a -x -H "$URI" -D "cn=admin,$SUFFIX" -w adminpw -f "$D/users.ldif" >/dev/null
+bench_slapd "$D/slapd"
 
 # one config and state per password-cache setting
 setup() { # setup NAME [directory set options...]

@@ -91,8 +91,7 @@ chown -R proxy:proxy "$SQ"
 chown -R proxy:proxy "$D/own/state"
 "${AS_PROXY[@]}" "$NODE" --max-semi-space-size=2 "$ROOT/dist/helpers/authd/main.js" --config "$D/own/doorman.json" \
   2> "$D/own/authd.log" & AUTHD=$!
-for _ in $(seq 100); do [ -S "$D/own/state/run/session.sock" ] && break; sleep 0.1; done
-[ -S "$D/own/state/run/session.sock" ] || { echo "  authd did not start, see $D/own/authd.log" >&2; exit 1; }
+wait_socket "$D/own/state/run/session.sock" "$D/own/authd.log"
 # The generated files are used unchanged, through a wrapper that adds one name: Squid rewrites cache manager URLs
 # to visible_hostname (doorman-proxy), and the generated "acl doorman_site dst 127.0.0.1", checked first, has to
 # resolve it: with --loopback-dns and no DNS server that waits until the DNS timeout, so helper_sent could not

@@ -45,25 +45,27 @@ echo "system packages ready:$packages"
 # the system's instead, never installed: /opt/doorman-test/squid-openssl/usr/sbin/squid (same version, same
 # /usr/share/squid and /usr/lib/squid helpers as the installed squid) and .../usr/lib/squid/security_file_certgen.
 # test/harness/squid-openssl.ts finds them there. Done again only when the installed squid's version changes.
+# unpack PACKAGE[=VERSION] DIR: the package's .deb (apt-get download) unpacked into a new DIR, never installed.
+unpack() {
+  tmp=$(mktemp -d)
+  # apt-get download fetches as user _apt (else it warns and fetches as root): let it write here
+  chmod 755 "$tmp"
+  if id _apt >/dev/null 2>&1; then chown _apt "$tmp"; fi
+  # Package lists that do not know that version yet: update them once and try again.
+  (cd "$tmp" && apt-get download -q "$1") || { apt-get update -q; (cd "$tmp" && apt-get download -q "$1"); }
+  rm -rf "$2"
+  mkdir -p "$2"
+  dpkg-deb -x "$tmp"/*.deb "$2"
+  rm -rf "$tmp"
+}
 if [ "$mode" = test ]; then
   dest=/opt/doorman-test/squid-openssl
   # The installed squid's version (one Debian source builds both), so both share /usr/share/squid's pages.
   want=$(dpkg-query -W -f='${Version}' squid)
   if [ "$(cat "$dest/version" 2>/dev/null)" != "$want" ] || [ ! -x "$dest/usr/sbin/squid" ]; then
-    tmp=$(mktemp -d)
-    # apt-get download fetches as user _apt (else it warns and fetches as root): let it write here
-    chmod 755 "$tmp"
-    id _apt >/dev/null 2>&1 && chown _apt "$tmp"
-    # Package lists that do not know that version yet: update them once and try again.
-    (cd "$tmp" && apt-get download -q "squid-openssl=$want") || {
-      apt-get update -q
-      (cd "$tmp" && apt-get download -q "squid-openssl=$want")
-    }
-    rm -rf "$dest.new"
-    mkdir -p "$dest.new"
-    dpkg-deb -x "$tmp"/squid-openssl_*.deb "$dest.new"
+    unpack "squid-openssl=$want" "$dest.new"
     echo "$want" > "$dest.new/version"
-    rm -rf "$dest" "$tmp"
+    rm -rf "$dest"
     mv "$dest.new" "$dest"
   fi
   "$dest/usr/sbin/squid" -v | grep -q -- '--with-openssl' || { echo "$0: $dest/usr/sbin/squid is not the OpenSSL build" >&2; exit 1; }
@@ -75,17 +77,11 @@ if [ "$mode" = test ]; then
   # (test/harness/gss-ntlmssp.ts).
   dest=/opt/doorman-test/gss-ntlmssp
   if [ ! -f "$dest/mech.conf" ]; then
-    tmp=$(mktemp -d)
-    chmod 755 "$tmp"
-    id _apt >/dev/null 2>&1 && chown _apt "$tmp"
-    (cd "$tmp" && apt-get download -q gss-ntlmssp) || { apt-get update -q; (cd "$tmp" && apt-get download -q gss-ntlmssp); }
-    rm -rf "$dest.new"
-    mkdir -p "$dest.new"
-    dpkg-deb -x "$tmp"/gss-ntlmssp_*.deb "$dest.new"
+    unpack gss-ntlmssp "$dest.new"
     so=$(find "$dest.new" -name gssntlmssp.so | head -n 1)
     [ -n "$so" ] || { echo "$0: no gssntlmssp.so in gss-ntlmssp" >&2; exit 1; }
     printf 'gssntlmssp_v1\t1.3.6.1.4.1.311.2.2.10\t%s\n' "$dest${so#"$dest.new"}" > "$dest.new/mech.conf"
-    rm -rf "$dest" "$tmp"
+    rm -rf "$dest"
     mv "$dest.new" "$dest"
   fi
   echo "gss-ntlmssp unpacked in $dest (not installed): GSS_MECH_CONFIG=$dest/mech.conf"

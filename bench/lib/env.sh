@@ -47,5 +47,31 @@ tables() {
   fi
 }
 
+# wait_socket SOCKET LOG: wait up to 10 s for authd to listen on SOCKET; if it does not, show LOG and exit 1.
+wait_socket() {
+  for _ in $(seq 200); do [ -S "$1" ] && return 0; sleep 0.05; done
+  echo "authd did not listen on $1:" >&2; cat "$2" >&2; exit 1
+}
+# legacy_openssl_conf FILE: an OpenSSL configuration with the legacy provider on (MD4, which python3-ntlm-auth
+# needs through hashlib), for a client's OPENSSL_CONF alone.
+legacy_openssl_conf() {
+  printf 'openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n[provider_sect]\ndefault = default_sect\nlegacy = legacy_sect\n[default_sect]\nactivate = 1\n[legacy_sect]\nactivate = 1\n' > "$1"
+}
+
+# bench_slapd DIR: a slapd as the anchors' bench-ldap.sh builds it (the lab's ldap-setup.sh without TLS, on
+# $LDAP_PORT = $URI, under $SUFFIX), with $USERS users user0000.. (password Passw0rd!) and the even ones in
+# cn=proxy-users; sets SLAPD to its PID.
+bench_slapd() {
+  local dir=$1 hash
+  LDAP_TLS=0 LDAP_PORT=$LDAP_PORT "$LAB/ldap/ldap-setup.sh" "$dir" >/dev/null
+  SLAPD=$(cat "$dir/slapd.fg.pid")
+  hash=$(slappasswd -s 'Passw0rd!')
+  awk -v n="$USERS" -v h="$hash" -v s="$SUFFIX" 'BEGIN{for(i=0;i<n;i++){u=sprintf("user%04d",i)
+    printf "dn: uid=%s,ou=people,%s\nobjectClass: inetOrgPerson\nuid: %s\ncn: %s\nsn: Bench\nuserPassword: %s\n\n", u, s, u, u, h}
+    printf "dn: cn=proxy-users,ou=groups,%s\nchangetype: modify\nadd: member\n", s
+    for(i=0;i<n;i+=2) printf "member: uid=user%04d,ou=people,%s\n", i, s}' > "$dir.users.ldif"
+  ldapmodify -a -x -H "$URI" -D "cn=admin,$SUFFIX" -w adminpw -f "$dir.users.ldif" >/dev/null
+}
+
 # Squid runs the compiled helpers (dist/, built by npm ci / npm run build): measure those, built from this tree.
 (cd "$ROOT" && PATH="$ROOT/node_modules/.bin:$PATH" tsc -p tsconfig.build.json)

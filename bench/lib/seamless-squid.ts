@@ -28,7 +28,7 @@ import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runDir, seamlessPaths } from '../../lib/seamless/paths.ts';
-import { freePort, waitForPort, type Started } from '../../test/harness/processes.ts';
+import { freePort, terminate, waitForFile, waitForPort, type Started } from '../../test/harness/processes.ts';
 import { run } from '../../test/harness/run.ts';
 import { startSambaAd, type SambaAd } from '../../test/harness/samba-ad.ts';
 import { startSeamlessMember, type SeamlessMember } from '../../test/harness/seamless-member.ts';
@@ -146,12 +146,7 @@ const origin = createServer((req, res) => {
 
 async function stopAll(): Promise<void> {
   for (const squid of squids) await squid.stop();
-  if (serve !== undefined && serve.child.exitCode === null) {
-    const ended = new Promise((r) => serve?.child.once('exit', r));
-    serve.child.kill('SIGTERM');
-    await Promise.race([ended, new Promise((r) => setTimeout(r, 10_000))]);
-    await serve.stop();
-  }
+  if (serve !== undefined) await terminate(serve);
   if (process.env.KEEP && member) {
     const kept = mkdtempSync(join(tmpdir(), 'doorman-bench-squid-logs-'));
     for (const name of readdirSync(member.dir))
@@ -334,30 +329,16 @@ async function main(): Promise<void> {
     `Samba AD DC ${dc.host} and the member's directory applied in ${((performance.now() - t) / 1000).toFixed(1)} s`,
   );
   t = performance.now();
-  const enabled = await m.doorman(
-    [
-      'seamless',
-      'enable',
-      '--domain',
-      'example.test',
-      '--server-version',
-      '2012',
-      '--admin',
-      'Administrator',
-      '--host-name',
-      'proxy',
-    ],
-    { input: `${dc.adminPassword}\n`, allowFailure: true },
-  );
+  const enabled = await m.enable();
   if (enabled.code !== 0) throw new Error(`enable failed:\n${enabled.stdout}${enabled.stderr}`);
   console.log(`doorman seamless enable: joined in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   serve = m.spawn(DOORMAN, ['serve', '--config', m.configFile]);
   await waitForPort('127.0.0.1', doormanPort, 20_000, serve.child);
   const servePid = pidOf(serve);
   // authd (started by serve as the helper user) listens on its sockets: the shims have nothing to relay to before.
-  const ntlmSocket = join(runDir(m.stateDir), 'ntlm.sock');
-  for (let i = 0; i < 300 && !existsSync(ntlmSocket); i++) await new Promise((r) => setTimeout(r, 50));
-  if (!existsSync(ntlmSocket)) throw new Error(`authd did not listen on ${ntlmSocket}:\n${serve.stderr()}`);
+  await waitForFile(join(runDir(m.stateDir), 'ntlm.sock'), 15_000).catch((error: Error) => {
+    throw new Error(`authd did not listen: ${error.message}\n${serve?.stderr() ?? ''}`);
+  });
   const stateDir = m.stateDir;
   const paths = seamlessPaths(stateDir);
   const smbConf = paths.smbConf;

@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { ConfigInput } from '../../lib/config/schema.ts';
 import { lookupUser } from '../../lib/system/service-user.ts';
-import { freePort, start, waitForPort, type Started } from './processes.ts';
+import { freePort, start, waitForFile, waitForPort, type Started } from './processes.ts';
 import { run, type RunOptions, type RunResult } from './run.ts';
 
 const execFile = promisify(execFileCb);
@@ -172,14 +172,6 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   } catch (error) {
     await stop();
     throw error;
-  }
-}
-
-async function waitForFile(path: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (Date.now() > deadline) throw new Error(`${path} did not appear in ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 

@@ -115,10 +115,7 @@ export async function createPortalNet(prefix: string): Promise<PortalNet> {
     await waitForPort(origin.address, 80, 10_000, originServer.child);
 
     // The MAC: the host learns it from the client's first packet; read it from the client's own link.
-    const links = JSON.parse(
-      execFileSync('ip', ['-j', '-n', client.name, 'link', 'show'], { encoding: 'utf8' }),
-    ) as Array<{ ifname: string; address: string }>;
-    const clientMac = links.find((l) => l.ifname !== 'lo')?.address.toLowerCase() ?? '';
+    const clientMac = vethOf(client).address.toLowerCase();
 
     return {
       client,
@@ -206,13 +203,18 @@ function addIpv6(ns: Netns): [inside: string, host: string] {
   const n = ns.address.split('.')[2];
   const inside = normaliseIp(`fd13:213:${n}::2`) as string;
   const host = normaliseIp(`fd13:213:${n}::1`) as string;
-  const links = JSON.parse(
-    execFileSync('ip', ['-j', '-n', ns.name, 'link', 'show'], { encoding: 'utf8' }),
-  ) as Array<{ ifname: string }>;
-  const inner = links.find((l) => l.ifname !== 'lo')?.ifname ?? '';
+  const inner = vethOf(ns).ifname;
   ipSync('-n', ns.name, 'addr', 'add', `${inside}/64`, 'dev', inner, 'nodad');
   ipSync('addr', 'add', `${host}/64`, 'dev', ns.hostInterface, 'nodad');
   return [inside, host];
+}
+
+/** A namespace's own end of its veth pair (its one link but lo). */
+function vethOf(ns: Netns): { ifname: string; address: string } {
+  const links = JSON.parse(
+    execFileSync('ip', ['-j', '-n', ns.name, 'link', 'show'], { encoding: 'utf8' }),
+  ) as Array<{ ifname: string; address: string }>;
+  return links.find((l) => l.ifname !== 'lo') ?? { ifname: '', address: '' };
 }
 
 function ipSync(...args: string[]): void {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { connect } from 'node:net';
 
@@ -49,6 +50,15 @@ export async function waitForPort(
   }
 }
 
+/** Resolve once `path` exists (a socket a server made, say); reject after timeoutMs. */
+export async function waitForFile(path: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`${path} did not appear in ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 export interface Started {
   child: ChildProcess;
   /** Everything it wrote to stderr so far. */
@@ -72,4 +82,20 @@ export function start(command: string, args: string[], env: NodeJS.ProcessEnv = 
       await exited;
     },
   };
+}
+
+/**
+ * SIGTERM, then stop() if it has not exited within `graceMs`: for a process that stops what it started (serve
+ * stops authd and its root child), which SIGKILL would leave behind.
+ */
+export async function terminate(started: Started, graceMs = 10_000): Promise<void> {
+  const { child } = started;
+  if (child.exitCode === null && child.signalCode === null) {
+    let timer: NodeJS.Timeout | undefined;
+    const ended = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await Promise.race([ended, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+  }
+  await started.stop();
 }

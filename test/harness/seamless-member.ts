@@ -39,10 +39,10 @@ export interface SeamlessMember {
   /** The doorman CLI on the proxy host with this member's config; `allowFailure` to see a failing exit. */
   doorman(args: readonly string[], options?: RunOptions): Promise<RunResult>;
   /**
-   * `doorman seamless enable` as the tests run it (server version 2012, Administrator, host name proxy), the
-   * password on stdin; a failing exit is returned, not thrown.
+   * `doorman seamless enable` as the tests run it (server version 2012, Administrator, host name proxy) with
+   * `extra` options after, the password on stdin; a failing exit is returned, not thrown.
    */
-  enable(): Promise<RunResult>;
+  enable(extra?: readonly string[]): Promise<RunResult>;
   /** samba-tool dns on the DC as Administrator (password in PASSWD, never in argv). */
   dns(args: readonly string[]): Promise<RunResult>;
   /** Stop whatever the member left running (winbindd, samba-dcerpcd), remove the directory. */
@@ -139,7 +139,8 @@ export async function startSeamlessMember(
     exec,
     spawn: spawnOn,
     doorman,
-    enable: () => doorman(ENABLE, { input: `${ad.adminPassword}\n`, allowFailure: true }),
+    enable: (extra = []) =>
+      doorman([...ENABLE, ...extra], { input: `${ad.adminPassword}\n`, allowFailure: true }),
     dns,
     stop,
   };

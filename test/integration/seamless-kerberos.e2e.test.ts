@@ -1,22 +1,11 @@
-import {
-  chmodSync,
-  chownSync,
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-} from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../lib/config/load.ts';
 import { MAX_NEGOTIATE_LINE_BYTES } from '../../lib/helper-protocol/negotiate.ts';
-import { helperSocket, seamlessPaths } from '../../lib/seamless/paths.ts';
-import { openStoresKeepingRoot } from '../../lib/seamless/stores.ts';
-import { lookupUser } from '../../lib/system/service-user.ts';
+import { helperSocket } from '../../lib/seamless/paths.ts';
+import { recordJoined } from '../harness/joined-state.ts';
 import { kdcScratch, OTHER_FQDN, PROXY_FQDN, startKdc, type Kdc } from '../harness/kdc.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
 import { run } from '../harness/run.ts';
@@ -40,58 +29,18 @@ beforeAll(async () => {
   lab = await startLab({
     config: { stateDir },
     beforeSquid: () => {
-      const config = parseConfig({ stateDir }, 'the test');
-      const paths = seamlessPaths(stateDir);
-      const proxy = lookupUser(config.serviceUser);
-      mkdirSync(paths.sambaDir, { recursive: true, mode: 0o755 });
-      copyFileSync(kdc.keytab, paths.keytab);
-      chownSync(paths.keytab, 0, proxy.gid);
-      chmodSync(paths.keytab, 0o640);
-      copyFileSync(kdc.krb5Conf, paths.krb5Conf);
-      mkdirSync(paths.rcacheDir, { recursive: true, mode: 0o700 });
-      chownSync(paths.rcacheDir, proxy.uid, proxy.gid);
-      const stores = openStoresKeepingRoot(config);
-      try {
-        stores.seamless.save({
-          serverVersion: '2012',
-          domain: 'example.test',
-          realm: kdc.realm,
-          netbios: 'EXAMPLE',
-          adminUser: 'Administrator',
-          proxyFqdn: PROXY_FQDN,
-          machineName: 'PROXY',
-          joinedAt: Date.now(),
-        });
-      } finally {
-        stores.close();
-      }
+      recordJoined(stateDir, { keytab: kdc.keytab, krb5Conf: kdc.krb5Conf });
       return Promise.resolve();
     },
   });
   await kdc.kinit('alice', ccache);
 }, 90_000);
 afterAll(async () => {
-  const configFile = lab?.configFile;
+  // serve's SIGKILL ends the authd it started too (authd --exit-with-parent: its stdin from serve closes).
   await lab?.stop();
-  // startLab stops `doorman serve` with SIGKILL, which leaves the authd it supervised running: stop ours.
-  if (configFile !== undefined) killByCommandLine(`--config ${configFile}`);
   await kdc?.stop();
   rmSync(stateParent, { recursive: true, force: true });
 });
-
-/** SIGKILL every process whose command line holds `text` (a path unique to this test). */
-function killByCommandLine(text: string): void {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let args: string;
-    try {
-      args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
-    } catch {
-      continue; // gone meanwhile
-    }
-    if (args.includes(text)) process.kill(Number(entry), 'SIGKILL');
-  }
-}
 
 interface Negotiated {
   status: number;

@@ -24,6 +24,7 @@ let ad: SambaAd;
 let member: SeamlessMember;
 let pool: NtlmPool;
 let wrapper: string;
+let opensslConf: string;
 const logs: string[] = [];
 
 /** A client that prints its first token, then answers each server token read on stdin with its next one. */
@@ -58,6 +59,12 @@ exec unshare -m --propagation private sh -c 'mount --bind "$0/hosts" /etc/hosts 
 `,
   );
   chmodSync(wrapper, 0o755);
+  opensslConf = join(member.dir, 'openssl-legacy.cnf');
+  // python3-ntlm-auth needs MD4, which OpenSSL 3 keeps in its legacy provider (lab §6.4).
+  writeFileSync(
+    opensslConf,
+    'openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n[provider_sect]\ndefault = default_sect\nlegacy = legacy_sect\n[default_sect]\nactivate = 1\n[legacy_sect]\nactivate = 1\n',
+  );
   pool = createNtlmPool({
     smbConf: seamlessPaths(member.stateDir).smbConf,
     ntlmAuth: wrapper,
@@ -76,12 +83,6 @@ afterAll(async () => {
 function client(mode: 'ntlmssp' | 'spnego', password: string) {
   const usersFile = join(member.dir, `ntlm-users-${password.length}`);
   writeFileSync(usersFile, `EXAMPLE:alice:${password}\n`);
-  const opensslConf = join(member.dir, 'openssl-legacy.cnf');
-  // python3-ntlm-auth needs MD4, which OpenSSL 3 keeps in its legacy provider (lab §6.4).
-  writeFileSync(
-    opensslConf,
-    'openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n[provider_sect]\ndefault = default_sect\nlegacy = legacy_sect\n[default_sect]\nactivate = 1\n[legacy_sect]\nactivate = 1\n',
-  );
   const child = spawn('/usr/bin/python3', ['-c', CLIENT, mode], {
     env: {
       ...process.env,
@@ -118,6 +119,20 @@ const handshake = (scheme: 'negotiate' | 'ntlm') =>
     leaseIdleMs: 30_000,
   });
 
+/** A handshake whose client has a wrong password: the reply to its second leg. */
+async function wrongPassword(scheme: 'negotiate' | 'ntlm', mode: 'ntlmssp' | 'spnego'): Promise<string> {
+  const machine = handshake(scheme);
+  const c = client(mode, 'wrong');
+  try {
+    const tt = await machine.handle(`YR ${await c.next()}`);
+    c.send(tt.slice(3, -1));
+    return await machine.handle(`KK ${(await c.next()).split(' ')[0]}`);
+  } finally {
+    c.end();
+    await machine.close();
+  }
+}
+
 describe('the ntlm_auth pool on a joined member, as user proxy', () => {
   it("leaves the member's private/ unreadable by proxy (what the gss-spnego route must do without)", async () => {
     const secrets = join(seamlessPaths(member.stateDir).sambaDir, 'private', 'secrets.tdb');
@@ -147,15 +162,7 @@ describe('the ntlm_auth pool on a joined member, as user proxy', () => {
   });
 
   it("raw NTLM with a wrong password: ERR with ntlm_auth's reason", async () => {
-    const machine = handshake('ntlm');
-    const c = client('ntlmssp', 'wrong');
-    const tt = await machine.handle(`YR ${await c.next()}`);
-    c.send(tt.slice(3, -1));
-    expect(await machine.handle(`KK ${(await c.next()).split(' ')[0]}`)).toBe(
-      'ERR message=NT_STATUS_LOGON_FAILURE\n',
-    );
-    c.end();
-    await machine.close();
+    expect(await wrongPassword('ntlm', 'ntlmssp')).toBe('ERR message=NT_STATUS_LOGON_FAILURE\n');
   });
 
   it('NTLM inside SPNEGO (Negotiate): TT negTokenResp, then OK with the final token the client accepts', async () => {
@@ -175,14 +182,6 @@ describe('the ntlm_auth pool on a joined member, as user proxy', () => {
   });
 
   it('NTLM inside SPNEGO with a wrong password: ERR', async () => {
-    const machine = handshake('negotiate');
-    const c = client('spnego', 'wrong');
-    const tt = await machine.handle(`YR ${await c.next()}`);
-    c.send(tt.slice(3, -1));
-    expect(await machine.handle(`KK ${(await c.next()).split(' ')[0]}`)).toBe(
-      'ERR message=NT_STATUS_LOGON_FAILURE\n',
-    );
-    c.end();
-    await machine.close();
+    expect(await wrongPassword('negotiate', 'spnego')).toBe('ERR message=NT_STATUS_LOGON_FAILURE\n');
   });
 });
