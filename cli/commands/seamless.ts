@@ -157,12 +157,13 @@ export const seamlessCommand: Command = {
         ...(values.netbios === undefined ? {} : { netbiosDomain: values.netbios }),
         adminUser: await field(values.admin, 'admin', 'Domain Admin (user, DOMAIN\\user or user@REALM)'),
       };
+      // Refused before the prompt: a name like adm%Secret would put a password on net's command line.
+      adminUserOrThrow(fields.adminUser);
       const password = await readPassword(`Password of ${fields.adminUser}`);
       enableInput = { settings: fields, password };
     } else if (action === 'disable') {
       if (values.admin !== undefined) {
-        const parsed = parseAdminUser(values.admin);
-        if (typeof parsed === 'string') throw new UsageError(`--admin: ${showValue(values.admin)} ${parsed}`);
+        adminUserOrThrow(values.admin);
         disableAdmin = { user: values.admin, password: await readPassword(`Password of ${values.admin}`) };
       }
     }
@@ -250,4 +251,10 @@ async function runAction(
       return report.ok ? EXIT.ok : EXIT.failed;
     }
   }
+}
+
+/** `--admin`'s value, refused with the reason (before any password is asked for) when net could misread it. */
+function adminUserOrThrow(text: string): void {
+  const parsed = parseAdminUser(text);
+  if (typeof parsed === 'string') throw new UsageError(`--admin: ${showValue(text)} ${parsed}`);
 }

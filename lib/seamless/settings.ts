@@ -124,12 +124,24 @@ export function netbiosNameProblem(name: string): string | undefined {
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+/**
+ * Characters Samba's `--user=` parser (cli_credentials_parse_string) reads as separators beyond the `\` and `@`
+ * handled below: `%` starts the password (which net then takes from argv and never asks for on stdin), `/` is a
+ * second domain separator. Active Directory refuses `/` in account names and `%` is all but unseen in an admin's,
+ * so refusing both costs nothing real and keeps the password off every command line, log line and screen.
+ */
+const NET_SEPARATORS = /[%/]/;
+
 /** `alice`, `EXAMPLE\alice` or `alice@EXAMPLE.TEST`, split; a string (the problem) when it is none of these. */
 export function parseAdminUser(text: string): AdminUser | string {
   if (text.length === 0) return 'is empty';
   if (!text.isWellFormed()) return 'is not valid Unicode';
   if ([...text].length > MAX_ADMIN_USER_LENGTH) return `is longer than ${MAX_ADMIN_USER_LENGTH} characters`;
   if (CONTROL.test(text)) return 'contains a control character';
+  const separator = NET_SEPARATORS.exec(text);
+  if (separator !== null) {
+    return `must not contain ${JSON.stringify(separator[0])}: net reads % as the start of a password and / as a domain separator; give the password in its own field`;
+  }
   if (text.trim() !== text) return 'must not start or end with white space';
   const shape = 'must be a user name: user, DOMAIN\\user or user@realm';
   const backslash = text.indexOf('\\');

@@ -39,6 +39,14 @@ describe('doorman seamless: command line', () => {
     );
   });
 
+  it('refuses an --admin that net would split, before asking for any password', async () => {
+    for (const action of [['enable', '--server-version', '2012', '--domain', 'example.test'], ['disable']]) {
+      await expect(seamlessCommand.run([...action, '--admin', 'adm%Secret'])).rejects.toThrow(
+        /--admin: "adm%Secret" must not contain "%"/,
+      );
+    }
+  });
+
   it('names the allowed actions', async () => {
     await expect(seamlessCommand.run(['join'])).rejects.toThrow(
       'seamless: expected enable, disable, status or doctor, got "join"',

@@ -162,6 +162,11 @@ describe('parseSeamlessSettings', () => {
       ['a@b@c', 'must be a user name'],
       ['D\\a@b', 'must be a user name'],
       ['x'.repeat(257), 'is longer than 256 characters'],
+      // net would take "Secret" from argv as the password (and log and show it with the name).
+      ['adm%Secret', 'must not contain "%": net reads % as the start of a password'],
+      ['EXAMPLE\\adm%Secret', 'must not contain "%"'],
+      ['adm%Secret@EXAMPLE.TEST', 'must not contain "%"'],
+      ['EXAMPLE/adm', 'must not contain "/"'],
     ] as const) {
       expect(problemsOf(parseSeamlessSettings({ ...INPUT, adminUser: user })).adminUser, user).toContain(why);
     }

@@ -164,6 +164,17 @@ describe('readDisableForm', () => {
     });
   });
 
+  it('refuses an administrator name that net would split at %, on Enable and on Disable', () => {
+    const enable = byField(readSeamlessForm(form({ ...BASE, adminUser: 'adm%Secret' }), {}));
+    expect(enable.adminUser).toMatch(
+      /"adm%Secret" must not contain "%": net reads % as the start of a password/,
+    );
+    const leave = byField(
+      readDisableForm(form({ how: 'leave', adminUser: 'adm%Secret', adminPassword: 'x' })),
+    );
+    expect(leave.adminUser).toMatch(/must not contain "%"/);
+  });
+
   it('refuses a way to disable it does not know, naming it', () => {
     expect(byField(readDisableForm(form({ how: 'nuke' })))).toEqual({
       how: '"nuke" is not a way to disable: press "Disable and leave the domain" or "Disable locally"',
