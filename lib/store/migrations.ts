@@ -73,6 +73,27 @@ export const migrations: readonly string[] = [
     updated_at  INTEGER NOT NULL
   ) STRICT;
   `,
+  // 5: wrong passwords per account and per client address group, shared by the splash page (serve) and the
+  // Basic helper (authd): one fixed window per key, from its first failure (lib/security/password-guesses.ts).
+  // And the address groups each account has signed in from with a right password: there, the account's own
+  // limit does not apply, so strangers guessing at a name never lock its owner out.
+  `
+  CREATE TABLE sign_in_failures (
+    kind          TEXT    NOT NULL CHECK (kind IN ('account', 'address')),
+    key           TEXT    NOT NULL,
+    window_start  INTEGER NOT NULL,
+    failures      INTEGER NOT NULL CHECK (failures >= 0),
+    PRIMARY KEY (kind, key)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX sign_in_failures_window_start ON sign_in_failures (window_start);
+
+  CREATE TABLE sign_in_known (
+    account     TEXT    NOT NULL,
+    address     TEXT    NOT NULL,
+    since       INTEGER NOT NULL,
+    PRIMARY KEY (account, address)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = migrations.length;
