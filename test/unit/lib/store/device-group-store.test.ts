@@ -215,7 +215,7 @@ describe('migration 4', () => {
     old.close();
     const db = tmp.connect();
     expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(4);
     expect(db.prepare('SELECT key, username, source, expires_at, idle_timeout FROM sessions').all()).toEqual([
       { key: '10.0.0.7', username: 'alice', source: 'portal', expires_at: 3, idle_timeout: 4 },
     ]);
