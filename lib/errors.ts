@@ -11,6 +11,10 @@ export const ErrorCodes = [
   'NOT_FOUND',
   'CONFLICT',
   'PRIVILEGES',
+  /** A path root would act in is not root's alone (a link, another owner, writable by others). */
+  'UNSAFE_PATH',
+  /** A file or input over its size cap. */
+  'TOO_LARGE',
 ] as const;
 export type ErrorCode = (typeof ErrorCodes)[number];
 
