@@ -29,6 +29,16 @@ const sessionSeconds = z
   .nullable()
   .default(null);
 
+/** At most `maxFailures` wrong attempts per key in `windowSeconds`, a window starting at the first. */
+const failureLimit = (maxFailures: number, windowSeconds: number) =>
+  z
+    .object({
+      maxFailures: z.number().int().min(1).max(10_000).default(maxFailures),
+      windowSeconds: z.number().int().min(1).max(86_400).default(windowSeconds),
+    })
+    .strict()
+    .prefault({});
+
 /** An absolute path written into squid.conf as one token. */
 const squidPath = z
   .string()
@@ -105,6 +115,19 @@ export const configSchema = z
          */
         sessionIdleSeconds: sessionSeconds,
         sessionMaxSeconds: sessionSeconds,
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * Wrong directory passwords, counted in the session DB for the splash page and the proxy's own prompt
+     * (Basic) together: past either limit the password is refused without asking the directory. `account`
+     * does not apply from an address group the account has signed in from before; keep it under the
+     * directory's own lockout threshold (AD) so that guessing never locks an account out there.
+     */
+    passwordGuessing: z
+      .object({
+        account: failureLimit(5, 900),
+        address: failureLimit(10, 300),
       })
       .strict()
       .prefault({}),

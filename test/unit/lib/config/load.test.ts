@@ -22,6 +22,10 @@ const DEFAULTS: Config = {
     sessionIdleSeconds: null,
     sessionMaxSeconds: null,
   },
+  passwordGuessing: {
+    account: { maxFailures: 5, windowSeconds: 900 },
+    address: { maxFailures: 10, windowSeconds: 300 },
+  },
   squid: {
     ttl: 5,
     negativeTtl: 0,
