@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
-import { showValue } from '../errors.ts';
+import { systemClock } from '../clock.ts';
 import { normaliseIp } from './address.ts';
+import { cappedIp, execIp, firstLine, type IpResult, type IpRunner } from './ip-runner.ts';
 import type { MacLookupCache } from './mac-lookup-cache.ts';
 import {
   fromNeighbours,
@@ -10,61 +10,8 @@ import {
   lookupFailed,
   type MacLookup,
 } from './mac-lookup.ts';
-import { parseNeighbours } from './neighbour-table.ts';
+import { NeighbourReader } from './neighbour-reader.ts';
 import { parseRouteGet } from './route-get.ts';
-
-/** How `ip` ended: its exit code and output. */
-export interface IpResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs iproute2's `ip` with these arguments. Resolves with how it ended, a non-zero exit included; rejects, with a
- * message saying why, when it could not run to its end (not installed, timed out, output over the cap).
- */
-export type IpRunner = (args: readonly string[]) => Promise<IpResult>;
-
-export interface IpRunnerOptions {
-  /** Default `ip`, found on PATH (/usr/bin or /usr/sbin, depending on the distribution). */
-  command?: string;
-  /** Default 2 s: `ip` answers in milliseconds; a hung one must not hold a request. */
-  timeoutMs?: number;
-  /** Bytes of stdout (and of stderr) at most; default 256 KiB (one address's entries are ~100 bytes each). */
-  maxBuffer?: number;
-}
-
-export const DEFAULT_IP_TIMEOUT_MS = 2000;
-export const DEFAULT_IP_MAX_BUFFER = 256 * 1024;
-
-/** The real runner: execFile, no shell (the arguments are never parsed by one), asynchronous. */
-export function execIp(options: IpRunnerOptions = {}): IpRunner {
-  const command = options.command ?? 'ip';
-  const timeout = options.timeoutMs ?? DEFAULT_IP_TIMEOUT_MS;
-  const maxBuffer = options.maxBuffer ?? DEFAULT_IP_MAX_BUFFER;
-  return (args) =>
-    new Promise((resolve, reject) => {
-      execFile(command, args, { timeout, maxBuffer, encoding: 'utf8' }, (error, stdout, stderr) => {
-        if (error === null) return resolve({ code: 0, stdout, stderr });
-        const line = `${command} ${args.join(' ')}`;
-        if (error.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') {
-          return reject(new Error(`${line}: output over ${maxBuffer} bytes`, { cause: error }));
-        }
-        if (error.killed === true || error.signal != null) {
-          const why = error.killed === true ? `timed out after ${timeout} ms` : `killed by ${error.signal}`;
-          return reject(new Error(`${line}: ${why}`, { cause: error }));
-        }
-        if (typeof error.code === 'number') return resolve({ code: error.code, stdout, stderr });
-        if (error.code === 'ENOENT') {
-          return reject(
-            new Error(`${line}: ${command} not found (is iproute2 installed?)`, { cause: error }),
-          );
-        }
-        reject(new Error(`${line}: ${error.message}`, { cause: error }));
-      });
-    });
-}
 
 export interface FindMacOptions {
   /**
@@ -72,13 +19,25 @@ export interface FindMacOptions {
    * process is started; otherwise (`-`, all zeros, any IPv6 client) the neighbour table is read.
    */
   squidEui?: string;
-  /** Default execIp(). */
+  /**
+   * Runs `ip route get` for an address the table has no entry for (to say why: routed, local, on-link but
+   * quiet). Default: the process-wide capped runner.
+   */
   run?: IpRunner;
+  /** The neighbour table. Default: one reader for the whole process, so every caller shares its readings. */
+  neighbours?: NeighbourReader;
   /** Answers shared between lookups for a few seconds; none by default. */
   cache?: MacLookupCache;
 }
 
-const defaultRunner = execIp();
+/**
+ * One of each for the whole process (the splash pages and the ICAP decision alike). The table reading is
+ * shared by every lookup (at most one `ip` per family in flight), so it needs no cap of its own; the route
+ * asked for each address the table lacks is capped (DEFAULT_IP_CAP), apart, so that misses queued there never
+ * hold up the table.
+ */
+const defaultRunner = cappedIp(execIp());
+const defaultNeighbours = new NeighbourReader({ clock: systemClock, run: execIp() });
 
 /**
  * The MAC address of the client at `ip`, from the kernel's neighbour table of the namespace this process runs
@@ -91,16 +50,14 @@ export async function findMac(ip: string, options: FindMacOptions = {}): Promise
   const fromSquid = fromSquidEui(address, options.squidEui);
   if (fromSquid !== undefined) return fromSquid;
   const run = options.run ?? defaultRunner;
-  if (options.cache === undefined) return fromTable(address, run);
-  return options.cache.get(address, () => fromTable(address, run));
+  const neighbours = options.neighbours ?? defaultNeighbours;
+  if (options.cache === undefined) return fromTable(address, neighbours, run);
+  return options.cache.get(address, () => fromTable(address, neighbours, run));
 }
 
 /** `address` is in normaliseIp form, so it is a plain address, never an option or a prefix to `ip`. */
-async function fromTable(address: string, run: IpRunner): Promise<MacLookup> {
-  const neigh = await runIp(run, ['-json', 'neigh', 'show', 'to', address]);
-  if (typeof neigh === 'string') return lookupFailed(neigh);
-  if (neigh.code !== 0) return lookupFailed(exitWhy('ip neigh show', neigh));
-  const listing = parseNeighbours(neigh.stdout);
+async function fromTable(address: string, neighbours: NeighbourReader, run: IpRunner): Promise<MacLookup> {
+  const listing = await neighbours.listing(address);
   if (!listing.ok) return lookupFailed(listing.reason);
   const found = fromNeighbours(address, listing.entries);
   if (found !== undefined) return found;
@@ -127,15 +84,4 @@ async function runIp(run: IpRunner, args: readonly string[]): Promise<IpResult |
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
-}
-
-function exitWhy(what: string, result: IpResult): string {
-  const stderr = firstLine(result.stderr);
-  return `${what} exited with ${result.code}${stderr === '' ? '' : `: ${stderr}`}`;
-}
-
-/** ip's own message, bounded and with control characters made visible (it ends up in logs). */
-function firstLine(text: string): string {
-  const line = (text.split('\n', 1)[0] ?? '').trim();
-  return line === '' ? '' : showValue(line, 200).slice(1, -1);
 }

@@ -63,3 +63,17 @@ export const ROUTE_MULTICAST =
 export const ROUTE_ERR_NO_ROUTE = 'RTNETLINK answers: No route to host\n';
 export const ROUTE_ERR_BLACKHOLE = 'RTNETLINK answers: Invalid argument\n';
 export const ROUTE_ERR_UNREACHABLE = 'RTNETLINK answers: Network is unreachable\n';
+
+/** /proc/net/arp's header line (Debian 12, Linux 6.1): the whole file when the table is empty. */
+export const ARP_HEADER = 'IP address       HW type     Flags       HW address            Mask     Device\n';
+
+/**
+ * /proc/net/arp with the veth client resolved, a PERMANENT entry, an INCOMPLETE one (flags 0, zero MAC) and a
+ * neighbour on another link.
+ */
+export const ARP_TABLE =
+  ARP_HEADER +
+  '10.250.7.2       0x1         0x2         16:b8:30:8a:3a:08     *        nbc-h\n' +
+  '10.250.7.3       0x1         0x6         02:00:5e:10:00:01     *        nbc-h\n' +
+  '10.250.7.9       0x1         0x0         00:00:00:00:00:00     *        nbc-h\n' +
+  '192.0.2.1        0x1         0x2         02:fc:00:00:00:05     *        eth0\n';
