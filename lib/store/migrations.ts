@@ -94,6 +94,15 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (account, address)
   ) STRICT, WITHOUT ROWID;
   `,
+  // 6: the MAC an address binding (a 'registration' session on an IP, lib/portal/address-binding.ts) was made
+  // for, so the helper refuses it when Squid names another device on that address; and a fixed end for the
+  // bindings made before it: one idle timeout after their last traffic, no later (a binding's end no longer
+  // moves with traffic; renewing it checks the neighbour table again). NULL on every other session.
+  `
+  ALTER TABLE sessions ADD COLUMN mac TEXT CHECK (mac IS NULL OR length(mac) = 17);
+  UPDATE sessions SET expires_at = min(coalesce(expires_at, last_seen + idle_timeout), last_seen + idle_timeout)
+    WHERE source = 'registration' AND key_kind = 'ip' AND idle_timeout IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = migrations.length;
