@@ -365,6 +365,9 @@ function basicDefinitions(config: Config, shim: (kind: HelperKind) => string): s
     `auth_param basic children ${b.children} startup=1 idle=1 concurrency=${b.concurrency}`,
     `auth_param basic realm ${b.realm}`,
     `auth_param basic credentialsttl ${b.credentialsTtl} seconds`,
+    // The client's address for the helper, which limits wrong passwords per address as well as per account
+    // (passwordGuessing). Squid also keys its credentials cache by it: one check per user and address.
+    'auth_param basic key_extras "%>a"',
   ];
 }
 

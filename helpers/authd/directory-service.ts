@@ -5,16 +5,25 @@ import type { Directory } from '../../lib/directory/directory.ts';
 import { bh, type HelperReply, type HelperRequest } from '../../lib/helper-protocol/message.ts';
 import type { HelperHandlers } from '../../lib/helper-protocol/run.ts';
 import type { Log } from '../../lib/log.ts';
+import { PasswordGuesses } from '../../lib/security/password-guesses.ts';
 import { unlessBusy } from '../../lib/store/busy.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { DirectorySettingsStore, directoryPasswordPath } from '../../lib/store/directory-settings-store.ts';
+import { SignInFailureStore } from '../../lib/store/sign-in-failure-store.ts';
 import { DirectoryRuntime } from '../directory-runtime.ts';
 import { Reopening } from '../reopening.ts';
+
+/** What a check may need besides the directory: the shared limits on password guessing, the log. */
+export interface CheckContext {
+  guesses: PasswordGuesses;
+  log: Log;
+}
 
 /** Basic authentication or a group check against the directory in force (undefined: none applied). */
 export type DirectoryCheck = (
   directory: Directory | undefined,
   request: HelperRequest,
+  context: CheckContext,
 ) => Promise<HelperReply>;
 
 export interface DirectoryService {
@@ -42,24 +51,30 @@ export function createDirectoryService(options: { config: () => Config; log: Log
         passwordFile: directoryPasswordPath(config),
         clock: systemClock,
       });
-      return new DirectoryRuntime(store, { db, clock: systemClock, log });
+      return {
+        runtime: new DirectoryRuntime(store, { db, clock: systemClock, log }),
+        // In the same DB as the splash page's, so that both ways in share one limit.
+        guesses: new PasswordGuesses(new SignInFailureStore(db), config.passwordGuessing, {
+          clock: systemClock,
+        }),
+      };
     },
     log,
-    (dropped) => void dropped.close(),
+    (dropped) => void dropped.runtime.close(),
   );
   return {
     handlers: (check) => ({
       // A read that meets SQLITE_BUSY (rare in WAL): keep the settings in force, look again at the next batch.
-      beforeBatch: () => runtime.use((r) => void unlessBusy(() => r.refresh())),
+      beforeBatch: () => runtime.use(({ runtime: r }) => void unlessBusy(() => r.refresh())),
       handle: (request) => {
         const current = runtime.get();
         return current === undefined
           ? bh('settings unavailable, see cache.log')
-          : check(current.current, request);
+          : check(current.runtime.current, request, { guesses: current.guesses, log });
       },
     }),
     close: async () => {
-      await runtime.get()?.close();
+      await runtime.get()?.runtime.close();
     },
   };
 }

@@ -64,6 +64,21 @@ describe('basic-auth helper', () => {
     expect(basic.alive).toBe(true);
   });
 
+  it('takes the client address, and refuses an account past its wrong passwords without asking (RATE_LIMITED)', async () => {
+    // erin signs in from 10.9.0.1; somebody at other addresses then uses up her five wrong passwords
+    expect(await basic.ask(`erin ${esc(USER_PASSWORD)} 10.9.0.1`)).toBe('OK user=erin');
+    for (let i = 0; i < 5; i++) {
+      expect(await basic.ask(`erin guess${i} 10.9.1.${i}`)).toBe('ERR message=wrong-password');
+    }
+    const limited = await basic.ask(`ERIN ${esc(USER_PASSWORD)} 10.9.2.1`);
+    expect(decodeURIComponent(limited)).toMatch(/^ERR message=RATE_LIMITED account="erin" retry_after=\d+s$/);
+    expect(basic.stderr).toMatch(/basic: RATE_LIMITED account="erin"/);
+    // from her own address she still gets in; Squid's "-" (no address known) counts as none
+    expect(await basic.ask(`erin ${esc(USER_PASSWORD)} 10.9.0.1`)).toBe('OK user=erin');
+    expect(await basic.ask(`erin ${esc(USER_PASSWORD)} -`)).toMatch(/^ERR message=RATE_LIMITED/);
+    expect(await basic.ask(`erin ${esc(USER_PASSWORD)} 10.9.0.1 extra`)).toMatch(/^ERR message=expected/);
+  });
+
   it('logs to stderr and never the password', () => {
     expect(basic.stderr).toMatch(/doorman-basic-auth/);
     expect(basic.stderr).not.toContain(USER_PASSWORD);

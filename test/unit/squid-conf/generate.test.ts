@@ -114,6 +114,7 @@ describe('generateInclude with a directory', () => {
         'auth_param basic children 5 startup=1 idle=1 concurrency=50',
         'auth_param basic realm Doorman',
         'auth_param basic credentialsttl 300 seconds',
+        'auth_param basic key_extras "%>a"',
         'external_acl_type doorman_group ttl=60 negative_ttl=60 concurrency=50 children-max=2 children-startup=1 ' +
           '%un /opt/doorman/dist/bin/doorman-shim --concurrent /var/lib/doorman/run/group.sock',
         'acl doorman_authenticated proxy_auth REQUIRED',
@@ -179,6 +180,7 @@ describe('generateInclude with seamless authentication', () => {
       'auth_param basic children 5 startup=1 idle=1 concurrency=50',
       'auth_param basic realm Doorman',
       'auth_param basic credentialsttl 300 seconds',
+      'auth_param basic key_extras "%>a"',
     ]);
     expect(lines.filter((l) => l === 'acl doorman_authenticated proxy_auth REQUIRED')).toHaveLength(1);
     // a client identified by address is never challenged; the others may be, by every scheme
