@@ -4,6 +4,7 @@ import type { StatefulScheme } from '../../lib/helper-protocol/negotiate.ts';
 import type { Log } from '../../lib/log.ts';
 import { createHandshake, type Handshake, type KerberosAcceptor } from '../../lib/seamless/handshake.ts';
 import { createKerberosAcceptor } from '../../lib/seamless/kerberos-acceptor.ts';
+import { proxyService, type ProxyService } from '../../lib/seamless/proxy-service.ts';
 import { seamlessPaths } from '../../lib/seamless/paths.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { SeamlessSettingsStore, type SeamlessState } from '../../lib/store/seamless-settings-store.ts';
@@ -31,8 +32,11 @@ export interface SeamlessServiceOptions {
   dbPath: string;
   log: Log;
   clock?: Clock;
-  /** The Kerberos acceptor; the `kerberos` package on the keytab the environment names by default. */
-  kerberos?: () => KerberosAcceptor;
+  /**
+   * The Kerberos acceptor for the joined proxy's HTTP/ names; the `kerberos` package on the keytab the
+   * environment names by default. Made again when the joined state changes.
+   */
+  kerberos?: (service: ProxyService) => KerberosAcceptor;
   /** The ntlm_auth pool for the member's smb.conf; K's createNtlmPool by default. */
   ntlmPool?: (smbConf: string) => NtlmPool;
 }
@@ -74,6 +78,8 @@ export function createSeamlessService(options: SeamlessServiceOptions): Seamless
       if (now !== version) {
         state = opened.settings.current();
         version = now;
+        // The proxy's names may have changed with the state (a re-join under another name).
+        kerberos = undefined;
         log(
           state === undefined
             ? 'seamless authentication: not enabled'
@@ -95,7 +101,9 @@ export function createSeamlessService(options: SeamlessServiceOptions): Seamless
   const handshake = (scheme: StatefulScheme): Handshake | undefined => {
     const joined = current();
     if (joined === undefined) return undefined;
-    kerberos ??= (options.kerberos ?? (() => createKerberosAcceptor({ log })))();
+    kerberos ??= (options.kerberos ?? ((service) => createKerberosAcceptor({ log, service })))(
+      proxyService(joined.realm, [joined.proxyFqdn, joined.machineName]),
+    );
     pool ??= (
       options.ntlmPool ??
       ((smbConf) =>

@@ -1,14 +1,27 @@
 import kerberos from 'kerberos';
+import { readKrb5TokenTarget, type TicketTarget } from './ap-req.ts';
 import { KerberosRejectError, type KerberosAcceptor, type KerberosRejectCode } from './handshake.ts';
+import {
+  describeProxyService,
+  describeTicketTarget,
+  isProxyPrincipalName,
+  isProxyTicket,
+  type ProxyService,
+} from './proxy-service.ts';
+import { classifyNegotiateToken, TokenError } from './spnego.ts';
 
 /**
  * The Kerberos acceptor of the Negotiate scheme: MIT GSSAPI through the `kerberos` package (7.0.0), in
  * authd's process (docs/seamless-design.md §2). Per handshake `initializeServer('')` + one `step`.
  *
  * The empty service name means GSS_C_NO_CREDENTIAL: GSSAPI accepts a ticket for any principal whose key is
- * in the keytab. That is right because Doorman's dedicated keytab holds only `HTTP/fqdn` and `HTTP/SHORT`;
- * the target name is still checked to start with `HTTP/`, so a keytab that also holds host keys (someone
- * pointed KRB5_KTNAME at /etc/krb5.keytab) does not turn a CIFS or host ticket into a proxy login.
+ * in the keytab, and with no acceptor name MIT tries every keytab entry and names the one that worked. In
+ * Active Directory `HTTP/`, `host/` and `cifs/` of the computer account share one key, so a `host/` ticket
+ * decrypts with the `HTTP/` entry and GSSAPI reports `HTTP/`. Hence two checks, each refusing with
+ * WRONG_PRINCIPAL: before GSSAPI, the service the ticket names in clear (its sname and realm, ap-req.ts) must
+ * be one of the proxy's HTTP/ names (proxy-service.ts); after, so must the key GSSAPI used (a keytab that
+ * also holds host keys, KRB5_KTNAME pointed at /etc/krb5.keytab). The sname is outside the ticket's
+ * encryption: this refuses a client's ticket for another service, not a token someone rewrote.
  *
  * The environment is set by whoever starts the process, not here (the GSS library reads it once):
  *   KRB5_KTNAME=FILE:<keytab>   the HTTP keytab (else /etc/krb5.keytab)
@@ -32,6 +45,8 @@ export interface GssServer {
 
 export interface KerberosAcceptorOptions {
   log: (line: string) => void;
+  /** The proxy's HTTP/ names in the joined realm: the only services a ticket may be for. */
+  service: ProxyService;
   /** The GSS entry point; the `kerberos` package's by default. */
   initializeServer?: (service: string) => Promise<GssServer>;
   /** Environment read for the start-up warnings; process.env by default. */
@@ -39,7 +54,7 @@ export interface KerberosAcceptorOptions {
 }
 
 export function createKerberosAcceptor(options: KerberosAcceptorOptions): KerberosAcceptor {
-  const { log } = options;
+  const { log, service } = options;
   const initializeServer =
     options.initializeServer ?? ((service: string) => kerberos.initializeServer(service));
   const env = options.env ?? process.env;
@@ -55,6 +70,13 @@ export function createKerberosAcceptor(options: KerberosAcceptorOptions): Kerber
 
   return {
     async accept(tokenBase64) {
+      const asked = ticketTargetOf(tokenBase64);
+      if (!isProxyTicket(asked, service)) {
+        throw new KerberosRejectError(
+          'WRONG_PRINCIPAL',
+          `the ticket is for ${describeTicketTarget(asked)}, not one of the proxy's (${describeProxyService(service)})`,
+        );
+      }
       let server: GssServer;
       try {
         server = await initializeServer('');
@@ -69,10 +91,10 @@ export function createKerberosAcceptor(options: KerberosAcceptorOptions): Kerber
         );
       }
       const target = server.targetName;
-      if (typeof target !== 'string' || !target.startsWith('HTTP/')) {
+      if (typeof target !== 'string' || !isProxyPrincipalName(target, service)) {
         throw new KerberosRejectError(
           'WRONG_PRINCIPAL',
-          `the ticket is for ${JSON.stringify(String(target).slice(0, 128))}, not an HTTP/ service principal`,
+          `GSSAPI accepted the ticket with the key of ${JSON.stringify(String(target).slice(0, 128))}, not one of the proxy's (${describeProxyService(service)})`,
         );
       }
       const user = server.username;
@@ -84,6 +106,33 @@ export function createKerberosAcceptor(options: KerberosAcceptorOptions): Kerber
       return { user, ...(response !== undefined && { response }) };
     },
   };
+}
+
+/**
+ * The service the client's ticket names: from the raw krb5 token, or from the mechToken of a SPNEGO
+ * NegTokenInit. A token that cannot be read is MALFORMED (its reader's code in the message); SPNEGO with no
+ * optimistic token would need a second leg, which this acceptor does not take.
+ */
+function ticketTargetOf(tokenBase64: string): TicketTarget {
+  try {
+    const classified = classifyNegotiateToken(tokenBase64);
+    if (classified.route !== 'kerberos') {
+      throw new KerberosRejectError('MALFORMED', `a ${classified.route} token is not a Kerberos token`);
+    }
+    const krb5Token = classified.form === 'raw' ? classified.token : classified.mechToken;
+    if (krb5Token === undefined) {
+      throw new KerberosRejectError(
+        'CONTINUE_NEEDED',
+        'the SPNEGO token carries no Kerberos ticket (no mechToken); only single-leg Kerberos is accepted',
+      );
+    }
+    return readKrb5TokenTarget(krb5Token);
+  } catch (error) {
+    if (error instanceof TokenError) {
+      throw new KerberosRejectError('MALFORMED', `${error.message} (${error.code})`, { cause: error });
+    }
+    throw error;
+  }
 }
 
 /**

@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { oid, tlv } from './der.ts';
-import {
-  classifyNegotiateToken,
-  MAX_TOKEN_BASE64_CHARS,
-  Oids,
-  TokenError,
-  type TokenErrorCode,
-} from '../../../../lib/seamless/spnego.ts';
+import { apReq, mitKerberos, rawKrb5, spnego, windowsKerberos } from './krb5-tokens.ts';
+import { refusalsOf } from './token-refusals.ts';
+import { classifyNegotiateToken, MAX_TOKEN_BASE64_CHARS, Oids } from '../../../../lib/seamless/spnego.ts';
 
 /**
  * Tokens captured from real clients by the lab's capture_proxy.py (../shared/lab/REPORT.md §6.3, §6.4), and
@@ -25,59 +21,11 @@ const CAPTURED = {
   negTokenResp: 'oRswGaADCgEAoxIEEAEAAABIiOUGicB4+QAAAAA=',
 } as const;
 
-/**
- * A Kerberos AP-REQ (RFC 4120 §5.5.1) with a ticket of `ticketBytes` opaque bytes: pvno 5, msg-type 14,
- * ap-options, ticket, authenticator. The bytes inside are not a valid ticket; only the framing is read.
- */
-function apReq(ticketBytes = 900): Buffer {
-  const int = (n: number) => tlv(0x02, Buffer.from([n]));
-  const ticket = tlv(0x61, tlv(0x30, tlv(0xa0, int(5)), tlv(0xa1, Buffer.alloc(ticketBytes, 0x5a))));
-  return tlv(
-    0x6e,
-    tlv(
-      0x30,
-      tlv(0xa0, int(5)),
-      tlv(0xa1, int(14)),
-      tlv(0xa2, tlv(0x03, Buffer.from([0, 0x20, 0, 0, 0]))),
-      tlv(0xa3, ticket),
-      tlv(0xa4, tlv(0x30, tlv(0xa0, int(18)), tlv(0xa2, tlv(0x04, Buffer.alloc(200, 0xa5))))),
-    ),
-  );
-}
-/** RFC 1964 §1.1: the krb5 mechanism's own initial token, 0x60 krb5-OID 01 00 AP-REQ. */
-const rawKrb5 = (ticketBytes?: number) =>
-  tlv(0x60, oid(Oids.krb5), Buffer.from([0x01, 0x00]), apReq(ticketBytes));
-/** An SPNEGO NegTokenInit listing `mechs` with an optional optimistic token (and reqFlags when asked). */
-function spnego(mechs: string[], mechToken?: Buffer, options: { reqFlags?: boolean; mic?: boolean } = {}) {
-  const fields = [tlv(0xa0, tlv(0x30, ...mechs.map(oid)))];
-  if (options.reqFlags) fields.push(tlv(0xa1, tlv(0x03, Buffer.from([0x01, 0x00]))));
-  if (mechToken) fields.push(tlv(0xa2, tlv(0x04, mechToken)));
-  if (options.mic) fields.push(tlv(0xa3, tlv(0x04, Buffer.alloc(16, 1))));
-  return tlv(0x60, oid(Oids.spnego), tlv(0xa0, tlv(0x30, ...fields)));
-}
-/** What Windows sends when it can use Kerberos: MS-krb5 first, then krb5, NEGOEX, NTLMSSP. */
-const windowsKerberos = (ticketBytes?: number) =>
-  spnego([Oids.msKrb5, Oids.krb5, Oids.negoex, Oids.ntlmssp], rawKrb5(ticketBytes));
-/** What MIT's gss_init_sec_context with SPNEGO sends (the lab's gen_tokens.py): krb5 alone. */
-const mitKerberos = () => spnego([Oids.krb5], rawKrb5());
 const ntlmNegotiate = Buffer.from(CAPTURED.rawNtlm, 'base64');
 
 const b64 = (bytes: Buffer) => bytes.toString('base64');
 
-function refusal(token: string): TokenError {
-  try {
-    classifyNegotiateToken(token);
-  } catch (error) {
-    if (error instanceof TokenError) return error;
-    throw error;
-  }
-  throw new Error('the token was accepted');
-}
-const expectRefused = (token: string, code: TokenErrorCode, message: RegExp | string) => {
-  const error = refusal(token);
-  expect({ code: error.code, name: error.name }).toEqual({ code, name: 'TokenError' });
-  expect(error.message).toMatch(message);
-};
+const { refusal, expectRefused } = refusalsOf(classifyNegotiateToken);
 
 describe('classifyNegotiateToken: the routing table', () => {
   it('routes the captured SPNEGO-wrapped NTLM NEGOTIATE to spnego-ntlm (where negotiate_wrapper fails)', () => {
@@ -150,7 +98,7 @@ describe('classifyNegotiateToken: the routing table', () => {
   });
 
   it('takes a Windows-sized token (48,000 bytes of ticket and PAC) under the 64 KiB cap', () => {
-    const token = b64(windowsKerberos(48_000));
+    const token = b64(windowsKerberos({ ticketBytes: 48_000 }));
     expect(token.length).toBeLessThanOrEqual(MAX_TOKEN_BASE64_CHARS);
     expect(classifyNegotiateToken(token)).toMatchObject({ route: 'kerberos', form: 'spnego' });
   });
