@@ -28,6 +28,11 @@ export interface Session {
    * than `lastSeen` here: find() and list() still return a session that looks idle from the DB alone.
    */
   idleTimeoutMs: number | undefined;
+  /**
+   * An address binding's device (lib/portal/address-binding.ts): the MAC of the registration it was made
+   * for, normaliseMac form. Absent on every other session, and on bindings made before schema 6.
+   */
+  mac?: string;
 }
 
 export interface StartSession {
@@ -37,6 +42,13 @@ export interface StartSession {
   expiresAt?: number;
   /** A whole number of ms, at least 1. */
   idleTimeoutMs?: number;
+  /** See Session.mac. */
+  mac?: string;
+  /**
+   * Ms: the session ends this long after it starts at the latest, whatever its traffic (expires_at is the
+   * earlier of expiresAt and start + this). An address binding's fixed end.
+   */
+  lifetimeMs?: number;
 }
 
 interface Row {
@@ -49,6 +61,7 @@ interface Row {
   last_seen: number;
   expires_at: number | null;
   idle_timeout: number | null;
+  mac: string | null;
 }
 
 const toSession = (r: Row): Session => ({
@@ -60,6 +73,7 @@ const toSession = (r: Row): Session => ({
   lastSeen: r.last_seen,
   expiresAt: r.expires_at ?? undefined,
   idleTimeoutMs: r.idle_timeout ?? undefined,
+  ...(r.mac === null ? {} : { mac: r.mac }),
 });
 
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
@@ -113,8 +127,11 @@ export class SessionStore {
     // new id, so a stale "last seen" write for the previous user (keyed by id) can never land on it.
     this.#upsert = db.prepare(
       `INSERT OR REPLACE INTO sessions
-         (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout)
-       VALUES (@kind, @key, @username, @source, @now, @now, @expiresAt, @idleTimeout)
+         (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout, mac)
+       VALUES (@kind, @key, @username, @source, @now, @now,
+         CASE WHEN @lifetime IS NULL THEN @expiresAt
+           ELSE min(coalesce(@expiresAt, @now + @lifetime), @now + @lifetime) END,
+         @idleTimeout, @mac)
        RETURNING *`,
     );
     this.#find = db.prepare(`SELECT * FROM sessions WHERE key_kind = @kind AND key = @key AND ${LIVE}`);
@@ -138,8 +155,12 @@ export class SessionStore {
     this.#limitRegistrations = db.prepare(
       `UPDATE sessions SET expires_at = @date WHERE source = 'registration' AND key_kind = 'mac' AND ${LIVE}`,
     );
+    // A binding's end is fixed (schema 6): a save may bring it forward (an earlier date; for one with a MAC, a
+    // shorter limit from its start), never push it back; the binding is renewed, after a fresh look at the
+    // neighbour table, with the new limits.
     this.#limitBindings = db.prepare(
-      `UPDATE sessions SET expires_at = @date, idle_timeout = ${IDLE_AFTER_SAVE}
+      `UPDATE sessions SET idle_timeout = ${IDLE_AFTER_SAVE}, expires_at = min(expires_at,
+         coalesce(@date, expires_at), CASE WHEN mac IS NULL THEN expires_at ELSE created_at + @idle END)
        WHERE source = 'registration' AND key_kind = 'ip' AND ${LIVE}`,
     );
     this.#agreements = db.prepare(
@@ -159,6 +180,8 @@ export class SessionStore {
       now: this.#clock.now(),
       expiresAt: input.expiresAt ?? null,
       idleTimeout: input.idleTimeoutMs ?? null,
+      mac: input.mac ?? null,
+      lifetime: input.lifetimeMs ?? null,
     }) as Row;
     return toSession(row);
   }
@@ -195,8 +218,8 @@ export class SessionStore {
   /**
    * Apply a save of the portal settings to the portal's sessions that are still live (see sessionLimitUpdate
    * in lib/portal/session-limits.ts): 'portal' and 'agreement' get the new idle limit and expire at
-   * created_at + the new hard limit; MAC registrations expire at the new date, their address bindings too,
-   * with the binding idle limit. API sessions keep theirs. A limit that is now shorter ends a session at
+   * created_at + the new hard limit; MAC registrations expire at the new date; their address bindings get
+   * the binding idle limit and end no later than before (the date or the limit may only bring them forward). API sessions keep theirs. A limit that is now shorter ends a session at
    * once; one that is longer never revives an ended one (see IDLE_AFTER_SAVE). Returns how many sessions
    * were updated. Meant to run inside the settings save's transaction, so both are seen together.
    */

@@ -80,6 +80,7 @@ describe('migration', () => {
         last_seen: 2,
         expires_at: null,
         idle_timeout: null,
+        mac: null,
       },
       {
         id: 2,
@@ -91,6 +92,7 @@ describe('migration', () => {
         last_seen: 4,
         expires_at: 5000,
         idle_timeout: null,
+        mac: null,
       },
     ]);
     // The new column is STRICT and checked like the others.
@@ -98,6 +100,34 @@ describe('migration', () => {
       'cannot store TEXT value in INTEGER column sessions.idle_timeout',
     );
     expect(() => db.prepare('UPDATE sessions SET idle_timeout = 0 WHERE id = 1').run()).toThrow(
+      /CHECK constraint failed/,
+    );
+  });
+
+  it('brings a schema-5 DB up to date: address bindings end one idle timeout after their last traffic', () => {
+    const old = raw();
+    for (const migration of migrations.slice(0, 5)) old.exec(migration);
+    old.pragma('user_version = 5');
+    const insert = old.prepare(
+      'INSERT INTO sessions (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    insert.run('ip', 'fd00::5', 'carol', 'registration', 1000, 5000, 9_000_000, 60_000);
+    insert.run('ip', 'fd00::6', 'dave', 'registration', 1000, 7000, null, 60_000);
+    insert.run('ip', 'fd00::7', 'erin', 'registration', 1000, 7000, 30_000, 60_000);
+    insert.run('ip', '10.0.0.7', 'alice', 'portal', 1000, 5000, 9_000_000, 60_000);
+    insert.run('mac', 'aa:bb:cc:dd:ee:ff', 'carol', 'registration', 1000, 1000, 9_000_000, null);
+    old.close();
+
+    const db = tmp.connect();
+    expect(userVersion(db)).toBe(SCHEMA_VERSION);
+    expect(db.prepare('SELECT key, expires_at, idle_timeout, mac FROM sessions ORDER BY id').all()).toEqual([
+      { key: 'fd00::5', expires_at: 65_000, idle_timeout: 60_000, mac: null },
+      { key: 'fd00::6', expires_at: 67_000, idle_timeout: 60_000, mac: null },
+      { key: 'fd00::7', expires_at: 30_000, idle_timeout: 60_000, mac: null },
+      { key: '10.0.0.7', expires_at: 9_000_000, idle_timeout: 60_000, mac: null },
+      { key: 'aa:bb:cc:dd:ee:ff', expires_at: 9_000_000, idle_timeout: null, mac: null },
+    ]);
+    expect(() => db.prepare("UPDATE sessions SET mac = 'aa:bb' WHERE id = 1").run()).toThrow(
       /CHECK constraint failed/,
     );
   });

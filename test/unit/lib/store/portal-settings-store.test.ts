@@ -243,7 +243,35 @@ describe('a save applies the new limits to the portal sessions already open', ()
       expiresAt: undefined,
       idleTimeoutMs: undefined,
     });
-    expect(limits(sessions, ip('fd00::5'))).toEqual({ expiresAt: undefined, idleTimeoutMs: 60 * MINUTE });
+    // A binding's end is fixed: a later date (or none) never pushes it back.
+    expect(limits(sessions, ip('fd00::5'))).toEqual({
+      expiresAt: midnight(2026, 4, 1),
+      idleTimeoutMs: 60 * MINUTE,
+    });
+  });
+
+  it('a binding with a MAC: a shorter idle limit brings its fixed end forward from its start, a longer one never pushes it back', async () => {
+    const { settings, sessions } = setup();
+    const binding = {
+      key: ip('fd00::5'),
+      username: 'carol',
+      source: 'registration',
+      mac: '52:54:00:12:34:56',
+      idleTimeoutMs: 30 * MINUTE,
+      lifetimeMs: 30 * MINUTE,
+    } as const;
+    sessions.start(binding);
+    clock.advance(5 * MINUTE);
+    await settings.save(base({ mode: 'registration', idleTimeoutMinutes: 10 }));
+    expect(limits(sessions, ip('fd00::5'))).toEqual({
+      expiresAt: T0 + 10 * MINUTE,
+      idleTimeoutMs: 10 * MINUTE,
+    });
+    await settings.update({ idleTimeoutMinutes: 120 });
+    expect(limits(sessions, ip('fd00::5'))).toEqual({
+      expiresAt: T0 + 10 * MINUTE,
+      idleTimeoutMs: 120 * MINUTE,
+    });
   });
 
   it('a shorter hard limit ends a session older than it at once', async () => {

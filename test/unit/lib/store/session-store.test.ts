@@ -51,6 +51,25 @@ describe('start / find / end / list / clear', () => {
     expect(store.find(ip('10.0.0.5'))?.expiresAt).toBe(T0 + 60_000);
   });
 
+  it('an address binding keeps its MAC, and ends at start + lifetimeMs or its expiry, whichever is first', () => {
+    const store = new SessionStore(tmp.connect(), clock);
+    const binding = { username: 'carol', source: 'registration', mac: '52:54:00:12:34:56' } as const;
+    const early = store.start({ ...binding, key: ip('fd00::5'), expiresAt: T0 + 10_000, lifetimeMs: 60_000 });
+    const late = store.start({ ...binding, key: ip('fd00::6'), expiresAt: T0 + 90_000, lifetimeMs: 60_000 });
+    const none = store.start({ ...binding, key: ip('fd00::7'), lifetimeMs: 60_000 });
+    expect([early.expiresAt, late.expiresAt, none.expiresAt]).toEqual([
+      T0 + 10_000,
+      T0 + 60_000,
+      T0 + 60_000,
+    ]);
+    expect(store.find(ip('fd00::6'))).toMatchObject({ mac: '52:54:00:12:34:56', expiresAt: T0 + 60_000 });
+    // Traffic does not move it.
+    clock.advance(59_999);
+    store.touch(new Map([[late.id, clock.now()]]));
+    clock.advance(1);
+    expect(store.find(ip('fd00::6'))).toBeUndefined();
+  });
+
   it('keeps an idle limit beside the hard expiry, each per session', () => {
     const db = tmp.connect();
     const store = new SessionStore(db, clock);
