@@ -7,8 +7,9 @@ import { PortalSettingsStore } from '../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
 import { checkStateDir } from '../lib/system/service-user.ts';
 import { portalFromStores, type PortalStores } from './portal-from-stores.ts';
-import { createIcapServer, sharedSlots } from './server.ts';
-import type { FromWorker, IcapWorkerData, ToWorker } from './workers.ts';
+import { createIcapServer } from './server.ts';
+import { sharedSlots } from './slots.ts';
+import { icapLimits, type FromWorker, type IcapWorkerData, type ToWorker } from './workers.ts';
 
 /**
  * One ICAP worker thread (see workers.ts): its own listener on the shared port, its own connection to the
@@ -68,11 +69,12 @@ function open(): OpenStores {
 let letOpen: () => void = () => {};
 const ready = new Promise<void>((resolve) => (letOpen = resolve));
 
+const limits = icapLimits(config.icap);
 const icap = createIcapServer({
   ...portalFromStores(current, config.baseUrl, { log }),
   ready,
-  maxConnections: data.maxConnections,
-  slots: sharedSlots(new Int32Array(data.counter), data.maxConnections),
+  ...limits,
+  slots: sharedSlots(new Int32Array(data.counter), limits.maxConnections, limits.maxConnectionsPerAddress),
   log,
 });
 

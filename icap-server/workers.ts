@@ -1,6 +1,8 @@
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../lib/config/schema.ts';
+import { defaultPerAddress } from './server.ts';
+import { slotCounter } from './slots.ts';
 
 /**
  * The ICAP service on its own threads: `count` worker threads (worker.ts), each with its own listening
@@ -10,7 +12,8 @@ import type { Config } from '../lib/config/schema.ts';
  *
  * Everything a decision depends on is in the DB, whose change stamp every thread reads once per turn of its
  * event loop, so the threads agree on the settings and the ISTag (made from the settings' version) within a
- * turn. Max-Connections holds for all threads together: they count connections in one shared Int32Array.
+ * turn. The connection limits hold for all threads together: they count connections in one shared Int32Array
+ * (slots.ts).
  *
  * Start-up: the port is first bound once without reusePort and let go, so a port held by anything (another
  * `doorman serve` too, whose sockets would otherwise share it silently) fails as before, with EADDRINUSE.
@@ -22,7 +25,6 @@ export interface IcapWorkersOptions {
   count: number;
   host: string;
   port: number;
-  maxConnections: number;
   config: Config;
   /** Made by the caller (lib/config: needs the schema, which the threads need not load). */
   leastIdleSeconds: number;
@@ -44,8 +46,7 @@ export interface IcapWorkerData {
   host: string;
   port: number;
   reusePort: boolean;
-  maxConnections: number;
-  /** Int32Array(1) over it: connections open in all threads. */
+  /** slotCounter()'s buffer: connections open in all threads, in all and per address. */
   counter: SharedArrayBuffer;
   config: Config;
   leastIdleSeconds: number;
@@ -68,12 +69,25 @@ export function icapWorkerCount(configured: number | undefined): number {
   return configured ?? 0;
 }
 
+/** The ICAP server's limits from config `icap`, the same in serve's thread and in worker threads. */
+export function icapLimits(icap: Config['icap']): {
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+  requestTimeoutMs: number;
+} {
+  return {
+    maxConnections: icap.maxConnections,
+    maxConnectionsPerAddress: icap.maxConnectionsPerAddress ?? defaultPerAddress(icap.maxConnections),
+    requestTimeoutMs: icap.requestTimeoutSeconds * 1000,
+  };
+}
+
 /** Errors that say the address is the problem (not SO_REUSEPORT): the same without it. */
 const ADDRESS_ERRORS = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'EPERM']);
 
 export async function startIcapWorkers(options: IcapWorkersOptions): Promise<IcapWorkers> {
   await probe(options.host, options.port);
-  const counter = new SharedArrayBuffer(4);
+  const counter = slotCounter().buffer as SharedArrayBuffer;
   let reusePort = options.count > 1;
   let count = options.count;
   const started: Thread[] = [];
@@ -83,7 +97,6 @@ export async function startIcapWorkers(options: IcapWorkersOptions): Promise<Ica
         host: options.host,
         port: options.port,
         reusePort,
-        maxConnections: options.maxConnections,
         counter,
         config: options.config,
         leastIdleSeconds: options.leastIdleSeconds,

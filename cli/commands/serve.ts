@@ -2,7 +2,12 @@ import type { RequestListener } from 'node:http';
 import { resolve as resolvePath } from 'node:path';
 import { portalFromStores } from '../../icap-server/portal-from-stores.ts';
 import { createIcapServer, type IcapServer } from '../../icap-server/server.ts';
-import { icapWorkerCount, startIcapWorkers, type IcapWorkers } from '../../icap-server/workers.ts';
+import {
+  icapLimits,
+  icapWorkerCount,
+  startIcapWorkers,
+  type IcapWorkers,
+} from '../../icap-server/workers.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { leastIdleSeconds } from '../../lib/config/schema.ts';
 import { findMac } from '../../lib/net/find-mac.ts';
@@ -91,7 +96,6 @@ export const serveCommand: Command = {
           count: workers,
           host: icapConfig.host,
           port: icapConfig.port,
-          maxConnections: icapConfig.maxConnections,
           config: loaded.config,
           leastIdleSeconds: leastIdleSeconds(loaded.config),
           log,
@@ -112,7 +116,7 @@ export const serveCommand: Command = {
           loaded.config.baseUrl,
           { log: icapLog },
         ),
-        maxConnections: icapConfig.maxConnections,
+        ...icapLimits(icapConfig),
         log: icapLog,
       });
       try {

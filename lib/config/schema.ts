@@ -248,8 +248,16 @@ export const configSchema = z
       .object({
         host: ipAddress.default('127.0.0.1'),
         port: port.default(1344),
-        /** Connections open at once (advertised to Squid as Max-Connections); one more gets 503. */
+        /** Connections open at once, from all addresses; one more gets 503. */
         maxConnections: z.number().int().min(1).max(10_000).default(100),
+        /**
+         * Connections open at once from one address (IPv6: one /64), advertised to Squid as Max-Connections
+         * (Squid then stays within it); one more gets 503. Absent: half of maxConnections, so one other
+         * address can never take the places Squid was told it may use.
+         */
+        maxConnectionsPerAddress: z.number().int().min(1).max(10_000).optional(),
+        /** Seconds a request (its heads and body) may take to arrive, however slowly it trickles; then 408. */
+        requestTimeoutSeconds: z.number().int().min(1).max(3600).default(30),
         /**
          * Worker threads answering ICAP, all on host:port (SO_REUSEPORT); 0 (the default): serve's own
          * thread (icap-server/workers.ts says why).
@@ -257,6 +265,14 @@ export const configSchema = z
         workers: z.number().int().min(0).max(64).optional(),
       })
       .strict()
+      .superRefine(({ maxConnectionsPerAddress: perAddress, maxConnections }, ctx) => {
+        if (perAddress !== undefined && perAddress > maxConnections)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['maxConnectionsPerAddress'],
+            message: `${perAddress} is more than icap.maxConnections (${maxConnections}): must be at most that`,
+          });
+      })
       .prefault({}),
     /** How often a session helper writes "last seen" times, seconds. */
     lastSeenFlushSeconds: z.number().int().min(1).max(3600).default(30),

@@ -1,4 +1,3 @@
-import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../lib/clock.ts';
 import type { ReqmodRequest } from '../../../icap-server/parser.ts';
@@ -14,40 +13,16 @@ import {
   type Decision,
   type IcapServer,
   type IcapServerOptions,
-  sharedSlots,
-  type Timers,
 } from '../../../icap-server/server.ts';
+import { sharedSlots, slotCounter } from '../../../icap-server/slots.ts';
 import { chunks, httpHead, options, reqmod } from './fixtures.ts';
-
-/** Timers that fire only when told, picked by their duration (each timeout below has its own). */
-class ManualTimers implements Timers {
-  readonly pending = new Set<{ task: () => void; ms: number }>();
-  /** How many timers were ever set, per duration. */
-  readonly armed = new Map<number, number>();
-  set = (task: () => void, ms: number) => {
-    this.armed.set(ms, (this.armed.get(ms) ?? 0) + 1);
-    const handle = { task, ms };
-    this.pending.add(handle);
-    return handle;
-  };
-  clear = (handle: unknown) => {
-    this.pending.delete(handle as { task: () => void; ms: number });
-  };
-  fire(ms: number): number {
-    let fired = 0;
-    for (const handle of [...this.pending]) {
-      if (handle.ms !== ms) continue;
-      this.pending.delete(handle);
-      handle.task();
-      fired++;
-    }
-    return fired;
-  }
-}
+import { client, ManualTimers } from './socket-harness.ts';
 
 const IDLE = 5000;
 const HEADER = 1000;
 const DECISION = 3000;
+const REQUEST = 2000;
+const LINGER = 700;
 const clock = new ManualClock(Date.UTC(2026, 0, 2, 3, 4, 5));
 const settings = { service: 'Doorman captive portal', maxConnections: 4, optionsTtl: 300 };
 const REDIRECT = { status: 302, headers: { Location: 'http://portal.example/' } };
@@ -68,9 +43,12 @@ async function start(
     decide,
     istag: () => istag,
     maxConnections: settings.maxConnections,
+    maxConnectionsPerAddress: settings.maxConnections,
     idleTimeoutMs: IDLE,
     headerTimeoutMs: HEADER,
+    requestTimeoutMs: REQUEST,
     decisionTimeoutMs: DECISION,
+    refusedLingerMs: LINGER,
     clock,
     timers,
     log: (line) => logged.push(line),
@@ -83,60 +61,11 @@ afterEach(async () => {
   const closing = server?.close();
   // Connections a test left open close once their timers run.
   timers?.fire(IDLE);
+  timers?.fire(REQUEST);
   timers?.fire(HEADER);
   await closing;
   server = undefined;
 });
-
-interface Client {
-  socket: Socket;
-  /** Everything received so far, as latin1 text. */
-  received(): string;
-  /** Resolves once `received()` satisfies `done`; rejects if the connection closes first. */
-  until(done: (text: string) => boolean): Promise<string>;
-  closed: Promise<void>;
-  isClosed(): boolean;
-}
-
-async function client(port: number): Promise<Client> {
-  const socket = connect(port, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  let text = '';
-  let isClosed = false;
-  const waiters = new Set<() => void>();
-  socket.on('data', (chunk: Buffer) => {
-    text += chunk.toString('latin1');
-    for (const waiter of [...waiters]) waiter();
-  });
-  socket.on('error', () => {});
-  const closed = new Promise<void>((resolve) =>
-    socket.on('close', () => {
-      isClosed = true;
-      for (const waiter of [...waiters]) waiter();
-      resolve();
-    }),
-  );
-  return {
-    socket,
-    received: () => text,
-    closed,
-    isClosed: () => isClosed,
-    until: (done) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          if (done(text)) {
-            waiters.delete(check);
-            resolve(text);
-          } else if (isClosed) {
-            waiters.delete(check);
-            reject(new Error(`closed before the expected answer; got ${JSON.stringify(text)}`));
-          }
-        };
-        waiters.add(check);
-        check();
-      }),
-  };
-}
 
 const stamp = () => ({ istag, now: clock.now() });
 const count = (text: string, needle: string) => text.split(needle).length - 1;
@@ -335,10 +264,6 @@ describe('the ICAP server over a real socket', () => {
     const port = await start(byUrl, { ready: ready.promise });
     const c = await client(port);
     c.socket.write(options());
-    const accepted = () =>
-      new Promise<number>((resolve, reject) =>
-        server?.server.getConnections((error, n) => (error ? reject(error) : resolve(n))),
-      );
     while ((await accepted()) < 1) await new Promise((r) => setImmediate(r));
     // Accepted by the kernel and Node, not taken on as a connection: nothing read, nothing answered.
     expect(server?.connections).toBe(0);
@@ -349,13 +274,13 @@ describe('the ICAP server over a real socket', () => {
   });
 
   it('counts connections together with other servers sharing its slots (worker threads on one port)', async () => {
-    const counter = new Int32Array(new SharedArrayBuffer(4));
-    const port = await start(byUrl, { slots: sharedSlots(counter, 2) });
+    const counter = slotCounter();
+    const port = await start(byUrl, { slots: sharedSlots(counter, 2, 2) });
     // Another server (another thread, in serve) holding the same counter has one connection open.
     const other = createIcapServer({
       decide: byUrl,
       istag: () => istag,
-      slots: sharedSlots(counter, 2),
+      slots: sharedSlots(counter, 2, 2),
       timers,
     });
     const otherPort = (await other.listen(0, '127.0.0.1')).port;
@@ -410,5 +335,143 @@ describe('the ICAP server over a real socket', () => {
     await closing;
     expect(done).toBe(true);
     server = undefined;
+  });
+});
+
+/** Sockets the server holds open, whatever it does with them (its descriptors). */
+const accepted = () =>
+  new Promise<number>((resolve, reject) =>
+    server?.server.getConnections((error, n) => (error ? reject(error) : resolve(n))),
+  );
+
+/** Resolves once `done()` holds, looking after every turn of the event loop (the server's side of a socket). */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('the ICAP server: connection limits and the request deadline', () => {
+  it('caps connections per address (advertised as Max-Connections); another address is still served', async () => {
+    const port = await start(byUrl, { maxConnections: 4, maxConnectionsPerAddress: 2 });
+    const mine = [await client(port, { from: '127.0.0.2' }), await client(port, { from: '127.0.0.2' })];
+    mine[0]?.socket.write(options());
+    const text = await mine[0]?.until(answers(1));
+    expect(text).toBe(optionsResponse(stamp(), { ...settings, maxConnections: 2 }).toString('latin1'));
+    await until(() => server?.connections === 2);
+    const third = await client(port, { from: '127.0.0.2' });
+    await third.closed;
+    expect(third.received()).toBe(errorResponse(stamp(), 503, true).toString('latin1'));
+    expect(logged.join('\n')).toContain('connection from 127.0.0.2 refused: 2 open from its address');
+    // Half the total is still free for everyone else.
+    const other = await client(port, { from: '127.0.0.3' });
+    other.socket.write(options());
+    await other.until(answers(1));
+    expect(mine.map((c) => c.isClosed())).toEqual([false, false]);
+  });
+
+  // A refused client that does not hang up never sees the server's close (its FIN came with the 503): the
+  // server's own count of open sockets shows the descriptor let go.
+  it('closes a refused connection after the linger, though its client never hangs up', async () => {
+    const port = await start(byUrl, { maxConnections: 1, maxConnectionsPerAddress: 1 });
+    const first = await client(port);
+    await until(() => server?.connections === 1);
+    const refused = await client(port, { halfOpen: true });
+    await refused.until((text) => text.endsWith('\r\n\r\n'));
+    expect(refused.received()).toBe(errorResponse(stamp(), 503, true).toString('latin1'));
+    expect(server?.lingering).toBe(1);
+    expect(await accepted()).toBe(2);
+    expect(timers.fire(LINGER)).toBe(1);
+    while ((await accepted()) > 1) await new Promise((resolve) => setImmediate(resolve));
+    await until(() => server?.lingering === 0);
+    expect(first.isClosed()).toBe(false);
+  });
+
+  it('ends the linger when the refused client hangs up', async () => {
+    const port = await start(byUrl, { maxConnections: 1, maxConnectionsPerAddress: 1 });
+    await client(port);
+    await until(() => server?.connections === 1);
+    const refused = await client(port);
+    await refused.closed;
+    await until(() => server?.lingering === 0);
+    // Only the first connection's idle timer is left: the linger's was cleared.
+    expect([...timers.pending].map((t) => t.ms)).toEqual([IDLE]);
+  });
+
+  it('beyond a few lingering refused connections, closes each at once after its 503', async () => {
+    const port = await start(byUrl, {
+      maxConnections: 1,
+      maxConnectionsPerAddress: 1,
+      maxLingeringRefused: 2,
+    });
+    await client(port);
+    await until(() => server?.connections === 1);
+    const refused = [];
+    for (let i = 0; i < 5; i++) refused.push(await client(port, { halfOpen: true }));
+    await Promise.all(refused.map((c) => c.until((text) => text.endsWith('\r\n\r\n'))));
+    expect(refused.map((c) => c.received())).toEqual(
+      refused.map(() => errorResponse(stamp(), 503, true).toString('latin1')),
+    );
+    // No timer fired: the first connection and two lingering ones are all the server holds.
+    while ((await accepted()) > 3) await new Promise((resolve) => setImmediate(resolve));
+    expect(server?.lingering).toBe(2);
+    expect(timers.fire(LINGER)).toBe(2);
+    while ((await accepted()) > 1) await new Promise((resolve) => setImmediate(resolve));
+  });
+
+  it('closes lingering refused connections and clears their timers when it closes', async () => {
+    const port = await start(byUrl, { maxConnections: 1, maxConnectionsPerAddress: 1 });
+    const first = await client(port);
+    first.socket.write(options());
+    await first.until(answers(1));
+    await client(port, { halfOpen: true });
+    await until(() => server?.lingering === 1);
+    const closing = server?.close();
+    await first.closed;
+    expect(server?.lingering).toBe(0);
+    // The first connection's own linger (HEADER) is all that is left.
+    expect([...timers.pending].map((t) => t.ms)).toEqual([HEADER]);
+    timers.fire(HEADER);
+    await closing;
+    server = undefined;
+  });
+
+  it("cuts a body trickled in at the request deadline, counted from the message's first byte", async () => {
+    const port = await start(byUrl);
+    const c = await client(port);
+    // No preview: the body is read to its end before the answer.
+    const message = reqmod({ method: 'POST', icapHeaders: ['Allow: 204'], body: chunks(['x'.repeat(100)]) });
+    const inBody = message.indexOf('xxxx');
+    c.socket.write(message.slice(0, 40));
+    await until(() => timers.armed.get(HEADER) === 1);
+    // The head took 400 ms: the body has what is left of the request's 2000.
+    clock.advance(400);
+    c.socket.write(message.slice(40, inBody + 2));
+    await until(() => timers.armed.get(REQUEST - 400) === 1);
+    // Bytes trickling in push nothing back: no new timer is set for them.
+    for (let i = inBody + 2; i < inBody + 6; i++) {
+      c.socket.write(message.slice(i, i + 1));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(timers.armed.get(REQUEST - 400)).toBe(1);
+    expect(timers.armed.get(IDLE)).toBe(1);
+    expect(timers.fire(REQUEST - 400)).toBe(1);
+    await c.closed;
+    expect(c.received()).toBe(errorResponse(stamp(), 408, true).toString('latin1'));
+    expect(logged.join('\n')).toContain('message body incomplete after the timeout');
+  });
+
+  it('gives the next message on a connection its own deadline', async () => {
+    const port = await start(byUrl);
+    const c = await client(port);
+    const message = reqmod({ method: 'POST', icapHeaders: ['Allow: 204'], body: chunks(['hello']) });
+    const inBody = message.indexOf('hello');
+    for (let n = 1; n <= 2; n++) {
+      c.socket.write(message.slice(0, inBody));
+      // A whole deadline each time: the first message's start, 5 s ago, counts for nothing.
+      await until(() => timers.armed.get(REQUEST) === n);
+      c.socket.write(message.slice(inBody));
+      await c.until(answers(n));
+      clock.advance(5000);
+    }
+    expect(count(c.received(), 'ICAP/1.0 204 No Content')).toBe(2);
   });
 });

@@ -40,7 +40,7 @@ const DEFAULTS: Config = {
       tls: { mode: 'bump', caFile: null, certDb: null, certgen: '/usr/lib/squid/security_file_certgen' },
     },
   },
-  icap: { host: '127.0.0.1', port: 1344, maxConnections: 100 },
+  icap: { host: '127.0.0.1', port: 1344, maxConnections: 100, requestTimeoutSeconds: 30 },
   lastSeenFlushSeconds: 30,
 };
 
@@ -237,6 +237,14 @@ describe('validation', () => {
     [{ icap: { port: 65_536 } }, 'icap.port: Too big: expected number to be <=65535'],
     [{ icap: { host: 'localhost' } }, 'icap.host: "localhost" is not an IPv4 or IPv6 address'],
     [{ icap: { maxConnections: 0 } }, 'icap.maxConnections: Too small: expected number to be >=1'],
+    [
+      { icap: { maxConnections: 10, maxConnectionsPerAddress: 11 } },
+      'icap.maxConnectionsPerAddress: 11 is more than icap.maxConnections (10): must be at most that',
+    ],
+    [
+      { icap: { requestTimeoutSeconds: 0 } },
+      'icap.requestTimeoutSeconds: Too small: expected number to be >=1',
+    ],
     [{ dbFile: '' }, 'dbFile: must be a plain file name in stateDir, e.g. doorman.db'],
   ])('bounds: %j', (document, line) => {
     expect(thrown(() => parseConfig(document, 'test'))).toMatchObject({
