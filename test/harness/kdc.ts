@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,9 @@ import { run } from './run.ts';
  * A throwaway MIT Kerberos realm on loopback for the Negotiate tests (lab krb5/krb5-setup.sh as a harness):
  * realm EXAMPLE.TEST, users alice and bob, the proxy's `HTTP/proxy.example.test` key in a keytab of its own
  * (`root:proxy 0640`, as Doorman's join leaves it), and `HTTP/other.example.test` in the KDC but not in the
- * keytab (a ticket for "another SPN"). Its own directory and port; stopped by PID.
+ * keytab (a ticket for "another SPN"). `host/` and `cifs/proxy.example.test` have the very key of the
+ * HTTP/ one, as the names of one Active Directory computer account do (PROXY_SERVICES). Its own directory
+ * and port; stopped by PID.
  *
  * Client tokens come from python3-gssapi (`/usr/bin/python3`: a pyenv python3 on PATH has no gssapi), one fresh
  * security context per token, as the anchors bench makes them.
@@ -17,6 +20,13 @@ export const KDC_REALM = 'EXAMPLE.TEST';
 export const PROXY_FQDN = 'proxy.example.test';
 export const OTHER_FQDN = 'other.example.test';
 export const KDC_USER_PASSWORD = 'Passw0rd!';
+/** The proxy's service names that share its HTTP/ key (its computer account's, in AD). */
+export const PROXY_SERVICES = ['HTTP', 'host', 'cifs'] as const;
+/**
+ * One key for all of PROXY_SERVICES: the same password with a salt of the realm alone (MIT's `onlyrealm`),
+ * so the principal's name does not enter the key. Random per KDC; it never leaves the harness.
+ */
+const SHARED_KEY_SALTS = 'aes256-cts-hmac-sha1-96:onlyrealm,aes128-cts-hmac-sha1-96:onlyrealm';
 const PYTHON = '/usr/bin/python3';
 const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
@@ -150,10 +160,18 @@ export async function startKdc(): Promise<Kdc> {
     const kadmin = (query: string) => run('kadmin.local', ['-q', query], { env: adminEnv });
     const users = ['alice', 'bob'].map((name) => ({ name, password: KDC_USER_PASSWORD }));
     for (const user of users) await kadmin(`addprinc -pw ${user.password} ${user.name}`);
-    await kadmin(`addprinc -randkey HTTP/${PROXY_FQDN}`);
+    const sharedKey = randomBytes(24).toString('base64');
+    for (const service of PROXY_SERVICES) {
+      // The password twice on stdin (kadmin's prompt and its confirmation), not in the query.
+      await run('kadmin.local', ['-q', `addprinc -e ${SHARED_KEY_SALTS} ${service}/${PROXY_FQDN}`], {
+        env: adminEnv,
+        input: `${sharedKey}\n${sharedKey}\n`,
+      });
+    }
     await kadmin(`addprinc -randkey HTTP/${OTHER_FQDN}`);
     const keytab = join(dir, 'http.keytab');
-    await kadmin(`ktadd -k ${keytab} HTTP/${PROXY_FQDN}`);
+    // -norandkey: the key the KDC has, so that host/ and cifs/ tickets decrypt with this HTTP/ entry.
+    await kadmin(`ktadd -norandkey -k ${keytab} HTTP/${PROXY_FQDN}`);
     await run('chgrp', ['proxy', keytab]);
     chmodSync(keytab, 0o640);
     await launch('kdc', port);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_NEGOTIATE_LINE_BYTES } from '../../lib/helper-protocol/negotiate.ts';
 import { helperSocket } from '../../lib/seamless/paths.ts';
 import { recordJoined } from '../harness/joined-state.ts';
+import { http } from '../harness/http.ts';
 import { kdcScratch, OTHER_FQDN, PROXY_FQDN, startKdc, type Kdc } from '../harness/kdc.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
 import { run } from '../harness/run.ts';
@@ -123,6 +124,31 @@ describe('Kerberos (Negotiate) through Squid, against an MIT KDC', () => {
     await kdc.kinit('alice', old, { faketime: '-20m', krb5Conf: shifted, lifetime: '2m' });
     expect((await negotiate({ ccache: old, faketime: '-20m', krb5Conf: shifted })).status).toBe(407);
     expect(await cacheLogLine('(EXPIRED)')).toMatch(/Ticket expired/);
+  });
+});
+
+describe("tickets for the proxy's other services, under the HTTP/ key (as an AD computer account has them)", () => {
+  /** One request through Squid carrying `token` as the client's first Negotiate token. */
+  const withToken = (token: string | undefined) =>
+    http(`${lab.originUrl}page`, {
+      proxy: { host: '127.0.0.1', port: lab.squidPort },
+      headers: { 'proxy-authorization': `Negotiate ${token ?? ''}` },
+    });
+
+  it.each(['host', 'cifs'])(
+    'answers 407 to a %s/ ticket, with WRONG_PRINCIPAL and its name in cache.log',
+    async (service) => {
+      const [token] = await kdc.tokens(ccache, `${service}@${PROXY_FQDN}`, 1);
+      expect((await withToken(token)).status).toBe(407);
+      expect(await cacheLogLine(`"${service}/${PROXY_FQDN}@EXAMPLE.TEST"`)).toMatch(
+        /Kerberos token refused \(WRONG_PRINCIPAL\): the ticket is for/,
+      );
+    },
+  );
+
+  it('answers 200 to an HTTP/ ticket sent the same way', async () => {
+    const [token] = await kdc.tokens(ccache, `HTTP@${PROXY_FQDN}`, 1);
+    expect((await withToken(token)).status).toBe(200);
   });
 });
 
