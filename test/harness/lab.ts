@@ -78,6 +78,8 @@ export interface Lab {
   accessLog(): string[];
   /** cache.log lines so far (Squid's log, helpers' stderr included). */
   cacheLog(): string[];
+  /** doorman serve's log so far, authd's included (what the helpers behind the shims say). */
+  serveLog(): string[];
   stop(): Promise<void>;
 }
 
@@ -167,6 +169,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
       doorman,
       accessLog: () => logLines('access.log'),
       cacheLog: () => logLines('cache.log'),
+      serveLog: () => serve.stderr().split('\n').filter(Boolean),
       stop,
     };
   } catch (error) {

@@ -48,6 +48,8 @@ export interface Slapd {
   readonly dir: string;
   /** The running slapd's PID (changes on restart). */
   readonly pid: number;
+  /** With `logBinds`: the DN of every simple bind slapd has received so far (from its stats log), in order. */
+  binds(): string[];
   /** Apply LDIF with ldapmodify as the admin (entries without `changetype` are an error); returns its stdout. */
   modify(ldif: string): Promise<string>;
   /** Stop slapd (SIGKILL; LMDB commits are durable), keeping its data and ports: the directory is down. */
@@ -61,6 +63,8 @@ export interface Slapd {
 export interface SlapdOptions {
   /** Also create user0000…userNNNN (same password; even ones are members of cn=proxy-users), for benchmarks. */
   extraUsers?: number;
+  /** Log every operation (loglevel stats) to stderr, so that binds() can count them at the server. */
+  logBinds?: boolean;
 }
 
 const BASE_DN = 'dc=example,dc=test';
@@ -90,6 +94,8 @@ export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
   mkdirSync(configDir);
   mkdirSync(join(dir, 'db'));
   let proc: Started | undefined;
+  /** Every slapd started (a restart starts another), for binds(). */
+  const logs: Started[] = [];
   // A test process that dies without afterAll must not leave slapd behind.
   const onExit = () => {
     if (proc?.child.pid !== undefined && proc.child.exitCode === null)
@@ -133,8 +139,11 @@ export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
     await run('slapadd', ['-n0', '-F', configDir, '-l', configLdif]);
 
     const launch = async () => {
-      // -d 0: stay in the foreground (so the PID is slapd's) and log nothing but errors.
-      proc = start('slapd', ['-F', configDir, '-h', `${url}/ ${ldapsUrl}/`, '-d', '0']);
+      // -d: stay in the foreground (so the PID is slapd's), logging nothing but errors, or with logBinds
+      // every operation too (stats).
+      const debug = options.logBinds === true ? 'stats' : '0';
+      proc = start('slapd', ['-F', configDir, '-h', `${url}/ ${ldapsUrl}/`, '-d', debug]);
+      logs.push(proc);
       const running = proc;
       const fail = (error: Error) => {
         throw new Error(`slapd: ${error.message}\n${running.stderr()}`);
@@ -197,6 +206,10 @@ export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
         if (pid === undefined) throw new Error('slapd is not running');
         return pid;
       },
+      binds: () =>
+        logs.flatMap((p) =>
+          [...p.stderr().matchAll(/ BIND dn="([^"]*)" method=128\b/g)].map((m) => m[1] ?? ''),
+        ),
       modify,
       halt: async () => {
         await proc?.stop();
