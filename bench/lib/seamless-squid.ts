@@ -245,7 +245,7 @@ function census(squidPid: number, servePid: number, stateDir: string) {
   let winbindd: number[] = [];
   try {
     const pid = Number(
-      readFileSync(join(seamlessPaths(stateDir).sambaDir, 'run', 'winbindd.pid'), 'utf8').trim(),
+      readFileSync(join(seamlessPaths({ stateDir: stateDir, sambaDir: null }).sambaDir, 'run', 'winbindd.pid'), 'utf8').trim(),
     );
     winbindd = [pid, ...descendants(pid, table).map((p) => p.pid)];
   } catch {
@@ -340,7 +340,7 @@ async function main(): Promise<void> {
     throw new Error(`authd did not listen: ${error.message}\n${serve?.stderr() ?? ''}`);
   });
   const stateDir = m.stateDir;
-  const paths = seamlessPaths(stateDir);
+  const paths = seamlessPaths({ stateDir: stateDir, sambaDir: null });
   const smbConf = paths.smbConf;
 
   // ---- 1. memory, every child started by Squid ----

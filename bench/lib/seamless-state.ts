@@ -14,4 +14,4 @@ if (configFile === undefined || stateDir === undefined || keytab === undefined |
 }
 writeFileSync(configFile, JSON.stringify({ stateDir }, null, 2), { mode: 0o644 });
 recordJoined(stateDir, { keytab, krb5Conf });
-console.log(`joined state saved; keytab ${seamlessPaths(stateDir).keytab}`);
+console.log(`joined state saved; keytab ${seamlessPaths({ stateDir: stateDir, sambaDir: null }).keytab}`);

@@ -30,7 +30,8 @@ const help = `Usage: doorman seamless enable --domain DOMAIN --server-version V 
 Seamless authentication: Windows clients of the domain reach the web through Squid without typing a password
 (Kerberos, or NTLM), as the user they logged on as. "enable" joins this proxy to the Windows domain applied on
 the Directory service settings (which must be of the active-directory kind and work), registers its HTTP/
-service principals, writes their keys to <stateDir>/samba/http.keytab (root:<serviceUser> 0640), starts
+service principals, writes their keys to <sambaDir>/http.keytab (root:<serviceUser> 0640; sambaDir is
+/var/lib/doorman-samba by default, root's alone), starts
 winbindd, checks the trust and the keys, and saves the settings; it prints a line per step. On a joined proxy
 it repairs: the join is kept while it works, the rest is done again. "disable" leaves the domain (deleting the
 computer account), stops winbindd and deletes the keytab and Samba's state; with --local it leaves the

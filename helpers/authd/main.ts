@@ -57,7 +57,7 @@ const directoryHandler =
 let seamless: Promise<SeamlessService> | undefined;
 const seamlessService = () =>
   (seamless ??= import('./seamless-service.ts').then((m) =>
-    m.createSeamlessService({ stateDir, dbPath: dbPath(config), log }),
+    m.createSeamlessService({ stateDir, sambaDir: config.sambaDir, dbPath: dbPath(config), log }),
   ));
 
 const listener = await listenHelperSockets(

@@ -29,6 +29,7 @@ export interface SeamlessService {
 
 export interface SeamlessServiceOptions {
   stateDir: string;
+  sambaDir: string | null;
   dbPath: string;
   log: Log;
   clock?: Clock;
@@ -54,7 +55,7 @@ const LEASE_IDLE_MS = 30_000;
 export function createSeamlessService(options: SeamlessServiceOptions): SeamlessService {
   const { log } = options;
   const clock = options.clock ?? systemClock;
-  const paths = seamlessPaths(options.stateDir);
+  const paths = seamlessPaths(options);
   const store = new Reopening(
     'seamless settings',
     () => {

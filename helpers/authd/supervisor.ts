@@ -50,7 +50,7 @@ const HEALTHY_MS = 60_000;
  * that GSSAPI and the DB's file work run on.
  */
 export function authdEnvironment(config: Config, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const paths = seamlessPaths(config.stateDir);
+  const paths = seamlessPaths(config);
   return {
     ...env,
     KRB5_KTNAME: `FILE:${paths.keytab}`,
@@ -82,7 +82,7 @@ export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor
       // (serve answers 503 meanwhile), and the shims need the run directory before authd's first socket.
       makeRunDir(runDir(config.stateDir));
       // The Kerberos replay cache must be the helper user's own (the acceptor writes it as authd).
-      mkdirSync(seamlessPaths(config.stateDir).rcacheDir, { recursive: true, mode: 0o700 });
+      mkdirSync(seamlessPaths(config).rcacheDir, { recursive: true, mode: 0o700 });
     } catch (error) {
       log(`authd: ${error instanceof Error ? error.message : String(error)}; trying again in ${delay} ms`);
       return restartLater();

@@ -88,6 +88,17 @@ export const configSchema = z
     trustedProxies: z.array(ipAddress).default(['127.0.0.1', '::1']),
     /** Directory of the session DB; readable by serviceUser and nobody else. */
     stateDir: z.string().startsWith('/', 'must be an absolute path').default('/var/lib/doorman'),
+    /**
+     * Seamless authentication's root-owned directory: smb.conf, krb5.conf, the HTTP/ keytab and Samba's own
+     * state. Outside stateDir, which the service user owns: root acts here, and only in a directory that it
+     * and every directory above it are root's alone. null: beside stateDir, `<stateDir>-samba`
+     * (/var/lib/doorman-samba).
+     */
+    sambaDir: z
+      .string()
+      .regex(/^\/[^\s"'\\#]{0,4095}$/, 'must be an absolute path without spaces, quotes, backslashes or "#"')
+      .nullable()
+      .default(null),
     /** The SQLite session DB: a file name in stateDir (which alone is made private to serviceUser). */
     dbFile: z
       .string()

@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../clock.ts';
@@ -6,6 +6,12 @@ import type { Config } from '../config/schema.ts';
 import type { SettingsTest } from '../directory/directory.ts';
 import { dnsDomainOf } from '../directory/dn.ts';
 import { showValue } from '../errors.ts';
+import {
+  ensureRootDirectory,
+  setRootEntryAccess,
+  trustedDirectoryPath,
+  writeRootFile,
+} from '../fs/root-owned.ts';
 import type { AppliedDirectory } from '../store/directory-settings-store.ts';
 import type { SeamlessState } from '../store/seamless-settings-store.ts';
 import type { CheckId, DoctorContext } from './doctor/checks.ts';
@@ -21,7 +27,7 @@ import {
   type StepOutcome,
   writeHttpKeys,
 } from './join.ts';
-import { parseKeytab } from './keytab.ts';
+import { MAX_KEYTAB_BYTES, parseKeytab } from './keytab.ts';
 import { leaveDomain, removeSambaState } from './leave.ts';
 import { seamlessPaths, type SeamlessPaths } from './paths.ts';
 import type { CommandRunner } from './run-command.ts';
@@ -111,7 +117,6 @@ export interface SeamlessDeps {
   regenerateSquid?: () => Promise<StepOutcome>;
   /** Where libwbclient looks for winbindd (compiled in: /run/samba); made if missing. */
   winbindSocketParent?: string;
-  chown?: (path: string, uid: number, gid: number) => void;
 }
 
 type Report = (step: SeamlessStep) => void;
@@ -157,10 +162,9 @@ export function dcOf(applied: AppliedDirectory): string {
 }
 
 export function localSeamlessControl(config: Config, deps: SeamlessDeps): SeamlessControl {
-  const paths: SeamlessPaths = seamlessPaths(config.stateDir);
+  const paths: SeamlessPaths = seamlessPaths(config);
   const tools: DomainTools = { paths, run: deps.run };
   const clock = deps.clock;
-  const chown = deps.chown ?? chownSync;
   const winbindParent = deps.winbindSocketParent ?? '/run/samba';
   const hostName = () => deps.hostName ?? deps.store.current()?.machineName.toLowerCase() ?? hostname();
 
@@ -242,7 +246,7 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
       netbiosDomain: settings.netbiosDomain,
       realm: settings.realm,
       proxyHostName: machineName,
-      stateDir: config.stateDir,
+      sambaDir: paths.sambaDir,
     });
     const krb5 = memberKrb5Conf({
       serverVersion: settings.serverVersion,
@@ -250,25 +254,18 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
       realm: settings.realm,
       kdc: dcOf(applied),
     });
-    // Squid's helper user must get through <stateDir>/samba to the keytab and to winbind's privileged pipe
-    // (state/winbindd_privileged, which winbindd makes 0750 and we give the helper group); nothing else in
-    // it is theirs to read: private/ holds the machine secret.
-    mkdirSync(paths.sambaDir, { recursive: true, mode: 0o750 });
-    chown(paths.sambaDir, 0, helper.gid);
-    chmodSync(paths.sambaDir, 0o750);
-    for (const sub of ['private', 'lock', 'cache', 'run', 'log']) {
-      mkdirSync(join(paths.sambaDir, sub), { recursive: true, mode: 0o700 });
-    }
-    mkdirSync(join(paths.sambaDir, 'state'), { recursive: true, mode: 0o750 });
-    chown(join(paths.sambaDir, 'state'), 0, helper.gid);
-    chmodSync(join(paths.sambaDir, 'state'), 0o750);
-    // The acceptor's replay cache: the helper user's own.
-    mkdirSync(paths.rcacheDir, { recursive: true, mode: 0o700 });
-    chown(paths.rcacheDir, helper.uid, helper.gid);
-    writeFileSync(paths.smbConf, smb, { mode: 0o644 });
-    chmodSync(paths.smbConf, 0o644);
-    writeFileSync(paths.krb5Conf, krb5, { mode: 0o644 });
-    chmodSync(paths.krb5Conf, 0o644);
+    // sambaDir is root's alone, and so is every directory above it (else this throws UNSAFE_PATH): nothing
+    // in it can be planted by the service user. Squid's helper user gets through it (group) to the keytab
+    // and to winbind's privileged pipe (state/winbindd_privileged, which winbindd makes 0750 and we give the
+    // helper group); nothing else in it is theirs to read: private/ holds the machine secret. The replay
+    // cache is not root's business: authd makes it, as the helper user.
+    const samba = trustedDirectoryPath(paths.sambaDir);
+    ensureRootDirectory(samba, 0o750, helper.gid);
+    for (const sub of ['private', 'lock', 'cache', 'run', 'log'])
+      ensureRootDirectory(join(samba, sub), 0o700);
+    ensureRootDirectory(join(samba, 'state'), 0o750, helper.gid);
+    writeRootFile(paths.smbConf, smb, 0o644);
+    writeRootFile(paths.krb5Conf, krb5, 0o644);
     // libwbclient (wbinfo, ntlm_auth) has /run/samba/winbindd compiled in (lab trap 3).
     mkdirSync(winbindParent, { recursive: true, mode: 0o755 });
     return { ok: true, detail: `wrote ${paths.smbConf} and ${paths.krb5Conf} (KDC ${dcOf(applied)})` };
@@ -276,6 +273,7 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
 
   const replaceKeytab = async (): Promise<StepOutcome> => {
     const helper = deps.helperAccount();
+    trustedDirectoryPath(paths.sambaDir);
     const temp = `${paths.keytab}.new`;
     rmSync(temp, { force: true });
     const written = await writeHttpKeys(tools, temp);
@@ -291,16 +289,15 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
       };
     }
     // root:<helper group> 0640 before it takes the live name: the acceptor (the helper user) reads it.
-    chown(temp, 0, helper.gid);
-    chmodSync(temp, 0o640);
+    setRootEntryAccess(temp, 'file', 0o640, helper.gid);
     renameSync(temp, paths.keytab);
     return { ok: true, detail: `${written.detail}; ${paths.keytab} is root:${helper.name} 0640` };
   };
 
   const privilegedPipe = (): StepOutcome => {
     const helper = deps.helperAccount();
-    chown(paths.winbindPrivilegedDir, 0, helper.gid);
-    chmodSync(paths.winbindPrivilegedDir, 0o750);
+    trustedDirectoryPath(paths.sambaDir);
+    setRootEntryAccess(paths.winbindPrivilegedDir, 'directory', 0o750, helper.gid);
     return {
       ok: true,
       detail: `${paths.winbindPrivilegedDir} is root:${helper.name} 0750 (ntlm_auth as ${helper.name} reaches winbind)`,
@@ -312,7 +309,7 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
     const checks = report.checks.filter((c) => KEY_CHECKS.includes(c.id));
     const failed = checks.filter((c) => c.status !== 'ok');
     if (failed.length === 0) {
-      const entries = parseKeytab(await deps.gatherIo(applied).readFile(paths.keytab));
+      const entries = parseKeytab(await deps.gatherIo(applied).readFile(paths.keytab, MAX_KEYTAB_BYTES));
       const kvno = Math.max(0, ...entries.map((e) => e.kvno));
       return {
         ok: true,
@@ -511,8 +508,8 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
             'files',
             "Delete the keytab and Samba's state",
             async () => {
+              // The replay cache in stateDir is the helper user's: root leaves it alone.
               const removed = removeSambaState(paths.sambaDir);
-              rmSync(paths.rcacheDir, { recursive: true, force: true });
               return {
                 ok: true,
                 detail:

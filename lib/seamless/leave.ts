@@ -1,5 +1,4 @@
-import { readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { removeRootEntries } from '../fs/root-owned.ts';
 import { adminArgument, type DomainTools, netAdsWithPassword, type StepOutcome } from './join.ts';
 import { describeFailure } from './run-command.ts';
 import type { AdminUser } from './settings.ts';
@@ -35,19 +34,10 @@ export async function leaveDomain(
   };
 }
 
-/** Everything Samba keeps under <stateDir>/samba except its logs. Returns what was removed. */
+/**
+ * Everything Samba keeps in sambaDir except its logs, once sambaDir is root's alone (else UNSAFE_PATH, and
+ * nothing is removed). Returns what was removed.
+ */
 export function removeSambaState(sambaDir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(sambaDir);
-  } catch {
-    return [];
-  }
-  const removed: string[] = [];
-  for (const name of names) {
-    if (name === 'log') continue;
-    rmSync(join(sambaDir, name), { recursive: true, force: true });
-    removed.push(name);
-  }
-  return removed;
+  return removeRootEntries(sambaDir, ['log']);
 }

@@ -1,14 +1,15 @@
 import { join } from 'node:path';
-import { httpKeytabPath, sambaDir } from './samba-config.ts';
+import { httpKeytabPath } from './samba-config.ts';
 
 /**
- * Where seamless authentication keeps its files, all under Doorman's state directory, so one `stateDir`
- * setting moves everything and nothing is written to /etc/samba, /var/lib/samba or /etc/krb5.keytab. The
- * directories inside `samba/` are the ones samba-config.ts writes into smb.conf (private, lock, state, cache,
- * pid): keep the two in step.
+ * Where seamless authentication keeps its files. What root manages (Samba's configuration and private state,
+ * the keytab, winbind's privileged pipe) is in `sambaDir`, a root-owned directory outside stateDir: stateDir
+ * belongs to the service user, who could plant links there or rename what root made (README, Security). Only
+ * the replay cache, the acceptor's own, stays in stateDir. The directories inside sambaDir are the ones
+ * samba-config.ts writes into smb.conf (private, lock, state, cache, run, log): keep the two in step.
  */
 export interface SeamlessPaths {
-  /** `<stateDir>/samba`: smb.conf, krb5.conf, the keytab and Samba's own state. */
+  /** The root-owned directory: smb.conf, krb5.conf, the keytab and Samba's own state. root:<helper group> 0750. */
   sambaDir: string;
   smbConf: string;
   krb5Conf: string;
@@ -19,19 +20,34 @@ export interface SeamlessPaths {
    * Squid's helper user reaches it through its group (lab trap 11).
    */
   winbindPrivilegedDir: string;
-  /** The Kerberos replay cache of the acceptor (KRB5RCACHEDIR), owned by the helper user. */
+  /** The Kerberos replay cache of the acceptor (KRB5RCACHEDIR): the helper user's, made by authd as that user. */
   rcacheDir: string;
 }
 
-export function seamlessPaths(stateDir: string): SeamlessPaths {
-  const samba = sambaDir(stateDir);
+/** The settings that place seamless authentication's files (Config has both). */
+export interface SeamlessDirs {
+  stateDir: string;
+  /** null: `<stateDir>-samba`. */
+  sambaDir: string | null;
+}
+
+/** The root-owned directory for Samba: as configured, else beside stateDir (/var/lib/doorman-samba). */
+export function sambaDirOf(dirs: SeamlessDirs): string {
+  if (dirs.sambaDir !== null) return dirs.sambaDir;
+  let end = dirs.stateDir.length;
+  while (end > 1 && dirs.stateDir[end - 1] === '/') end -= 1;
+  return `${dirs.stateDir.slice(0, end)}-samba`;
+}
+
+export function seamlessPaths(dirs: SeamlessDirs): SeamlessPaths {
+  const samba = sambaDirOf(dirs);
   return {
     sambaDir: samba,
     smbConf: join(samba, 'smb.conf'),
     krb5Conf: join(samba, 'krb5.conf'),
-    keytab: httpKeytabPath(stateDir),
+    keytab: httpKeytabPath(samba),
     winbindPrivilegedDir: join(samba, 'state', 'winbindd_privileged'),
-    rcacheDir: join(stateDir, 'rcache'),
+    rcacheDir: join(dirs.stateDir, 'rcache'),
   };
 }
 

@@ -5,7 +5,7 @@ import { InvalidInputError, showValue } from '../errors.ts';
 import { MAX_NETBIOS_LENGTH, netbiosNameProblem, type ServerVersion } from './settings.ts';
 
 /**
- * The two files of Doorman's own Windows networking configuration, in `<stateDir>/samba/`: the member smb.conf
+ * The two files of Doorman's own Windows networking configuration, in the root-owned `sambaDir` (paths.ts): the member smb.conf
  * that `net ads join` and winbindd read (`-s`), and the krb5.conf that the join, `net ads keytab` and the
  * Kerberos acceptor read (KRB5_CONFIG). Pure generators: text in, text out; writing them is the caller's.
  * docs/seamless-design.md §3 explains each line; the lab's `write_member_conf` / `write_krb5_conf` are the
@@ -25,8 +25,8 @@ export interface MemberConfInput {
   realm: string;
   /** The proxy's host name, short or fully qualified: its first label upper-cased is the machine's NetBIOS name. */
   proxyHostName: string;
-  /** Doorman's state directory (absolute): everything Samba keeps goes under `<stateDir>/samba`. */
-  stateDir: string;
+  /** The root-owned directory (absolute, paths.ts sambaDirOf) where everything Samba keeps goes. */
+  sambaDir: string;
 }
 
 export interface Krb5ConfInput {
@@ -39,14 +39,9 @@ export interface Krb5ConfInput {
   kdc: string;
 }
 
-/** Where Samba's files live, under the state directory. */
-export function sambaDir(stateDir: string): string {
-  return join(stateDir, 'samba');
-}
-
 /** The keytab holding only the HTTP/ service keys (readable by Squid's helper user), never /etc/krb5.keytab. */
-export function httpKeytabPath(stateDir: string): string {
-  return join(sambaDir(stateDir), 'http.keytab');
+export function httpKeytabPath(sambaDir: string): string {
+  return join(sambaDir, 'http.keytab');
 }
 
 /**
@@ -123,12 +118,12 @@ function checkValue(field: string, value: string, refused: Set<string>, file: st
   return value;
 }
 
-function checkStateDir(stateDir: string, file: string): string {
-  checkValue('stateDir', stateDir, SMB_REFUSED, file);
-  if (!isAbsolute(stateDir)) {
-    throw new InvalidInputError('stateDir', `${showValue(stateDir)} is not an absolute path`);
+function checkSambaDir(sambaDir: string, file: string): string {
+  checkValue('sambaDir', sambaDir, SMB_REFUSED, file);
+  if (!isAbsolute(sambaDir)) {
+    throw new InvalidInputError('sambaDir', `${showValue(sambaDir)} is not an absolute path`);
   }
-  return stateDir.length > 1 && stateDir.endsWith('/') ? stateDir.slice(0, -1) : stateDir;
+  return sambaDir.length > 1 && sambaDir.endsWith('/') ? sambaDir.slice(0, -1) : sambaDir;
 }
 
 function checkRealm(realm: string, file: string): string {
@@ -158,7 +153,7 @@ export function memberSmbConf(input: MemberConfInput): string {
       `${showValue(input.proxyHostName)}: the computer name ${showValue(netbiosName)} equals the NetBIOS domain name; Windows refuses a member named like its domain: give the proxy another host name`,
     );
   }
-  const samba = sambaDir(checkStateDir(input.stateDir, file));
+  const samba = checkSambaDir(input.sambaDir, file);
   const lines = [
     '# Written by Doorman (seamless authentication). Changes are overwritten by the next Enable.',
     '[global]',

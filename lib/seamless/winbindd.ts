@@ -1,4 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { readCapped } from '../fs/read-capped.ts';
+
+/** A pid file holds one number and a newline. */
+const MAX_PID_FILE_BYTES = 64;
 import { join } from 'node:path';
 import type { DomainTools, StepOutcome } from './join.ts';
 import { describeFailure } from './run-command.ts';
@@ -6,7 +10,7 @@ import { describeFailure } from './run-command.ts';
 /**
  * The member's winbindd (NTLM for ntlm_auth, the trust) and the samba-dcerpcd that Samba ≥ 4.16 spawns beside
  * it, which outlives winbindd (lab trap 10): both started from Doorman's smb.conf and stopped by the pid files
- * in its `pid directory` (<stateDir>/samba/run), never by name, so another Samba on the host is left alone.
+ * in its `pid directory` (<sambaDir>/run), never by name, so another Samba on the host is left alone.
  */
 
 /** How processes are signalled and named; injected so the stop logic is tested without real processes. */
@@ -42,7 +46,7 @@ export function runningPid(
   tools: Pick<DomainTools, 'paths'>,
   daemon: Daemon,
   processes: ProcessControl,
-  read: (file: string) => string = (file) => readFileSync(file, 'utf8'),
+  read: (file: string) => string = (file) => readCapped(file, MAX_PID_FILE_BYTES),
 ): number | undefined {
   let text: string;
   try {

@@ -14,7 +14,7 @@ import { joinedState } from '../support/seamless-state.ts';
  */
 export function recordJoined(stateDir: string, files: { keytab: string; krb5Conf: string }): void {
   const config = parseConfig({ stateDir }, 'the test');
-  const paths = seamlessPaths(stateDir);
+  const paths = seamlessPaths(config);
   const helper = lookupUser(config.serviceUser);
   const stores = openStoresKeepingRoot(config);
   try {

@@ -107,7 +107,7 @@ export async function startSeamlessMember(
   const reverseZone = `${octets[2]}.${octets[1]}.${octets[0]}.in-addr.arpa`;
   const ptrName = octets[3] ?? '1';
   const stop = async () => {
-    const run = join(seamlessPaths(stateDir).sambaDir, 'run');
+    const run = join(seamlessPaths({ stateDir: stateDir, sambaDir: null }).sambaDir, 'run');
     for (const daemon of ['winbindd', 'samba-dcerpcd']) {
       try {
         const pid = Number(readFileSync(join(run, `${daemon}.pid`), 'utf8').trim());

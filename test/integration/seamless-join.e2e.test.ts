@@ -20,7 +20,7 @@ let paths: ReturnType<typeof seamlessPaths>;
 beforeAll(async () => {
   ad = await startSambaAd();
   member = await startSeamlessMember(ad);
-  paths = seamlessPaths(member.stateDir);
+  paths = seamlessPaths({ stateDir: member.stateDir, sambaDir: null });
 }, 120_000);
 afterAll(async () => {
   await member?.stop();

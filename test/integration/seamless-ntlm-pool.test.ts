@@ -66,7 +66,7 @@ exec unshare -m --propagation private sh -c 'mount --bind "$0/hosts" /etc/hosts 
     'openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n[provider_sect]\ndefault = default_sect\nlegacy = legacy_sect\n[default_sect]\nactivate = 1\n[legacy_sect]\nactivate = 1\n',
   );
   pool = createNtlmPool({
-    smbConf: seamlessPaths(member.stateDir).smbConf,
+    smbConf: seamlessPaths({ stateDir: member.stateDir, sambaDir: null }).smbConf,
     ntlmAuth: wrapper,
     maxNtlmssp: 2,
     maxSpnego: 1,
@@ -135,7 +135,7 @@ async function wrongPassword(scheme: 'negotiate' | 'ntlm', mode: 'ntlmssp' | 'sp
 
 describe('the ntlm_auth pool on a joined member, as user proxy', () => {
   it("leaves the member's private/ unreadable by proxy (what the gss-spnego route must do without)", async () => {
-    const secrets = join(seamlessPaths(member.stateDir).sambaDir, 'private', 'secrets.tdb');
+    const secrets = join(seamlessPaths({ stateDir: member.stateDir, sambaDir: null }).sambaDir, 'private', 'secrets.tdb');
     const read = await run(
       'setpriv',
       ['--reuid=proxy', '--regid=proxy', '--init-groups', 'head', '-c1', secrets],

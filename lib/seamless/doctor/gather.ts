@@ -1,12 +1,14 @@
 import { Resolver } from 'node:dns/promises';
-import { readFile, stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { Clock } from '../../clock.ts';
 import { createConnection, establish } from '../../directory/connection.ts';
 import { ldapFilter } from '../../directory/escape.ts';
 import type { DirectorySettings } from '../../directory/settings.ts';
-import { parseKeytab } from '../keytab.ts';
+import { readCapped } from '../../fs/read-capped.ts';
+import { readRegularFileCapped } from '../../fs/root-owned.ts';
+import { MAX_KEYTAB_BYTES, parseKeytab } from '../keytab.ts';
 import type { CommandRunner } from '../run-command.ts';
 import type { DoctorContext, DoctorFacts, Fact, WinbindFacts } from './checks.ts';
 import { reverseName, unavailable } from './checks.ts';
@@ -25,6 +27,9 @@ import { DC_PORTS, type PortProbe, portProbe } from './ports.ts';
  * node:net, ldapts with the directory settings in force, node:fs and the command runner.
  */
 
+/** glibc reads at most a few nameservers; a resolv.conf is a few hundred bytes. */
+const MAX_RESOLV_CONF_BYTES = 64 * 1024;
+
 export interface GatherIo {
   /** The first `nameserver` of /etc/resolv.conf. */
   nameserver(): Promise<string>;
@@ -37,7 +42,12 @@ export interface GatherIo {
   currentTime(): Promise<{ currentTime: string; localTime: number }>;
   /** msDS-KeyVersionNumber of `(sAMAccountName=<machine>$)`, as ldapts returns it. */
   keyVersion(machineName: string): Promise<unknown>;
-  readFile(path: string): Promise<Buffer>;
+  /**
+   * A regular file of at most maxBytes, its size checked on the open descriptor first; a link is not followed
+   * (the doctor runs as root: a keytab swapped for /dev/zero or a 1 GiB file must cost it nothing).
+   */
+  readFile(path: string, maxBytes: number): Promise<Buffer>;
+  /** The entry itself (lstat): a link is reported as what it is, never followed. */
   stat(path: string): Promise<{ mode: number; uid: number; gid: number }>;
   run: CommandRunner;
 }
@@ -108,7 +118,9 @@ export async function gatherFacts(io: GatherIo, input: GatherInput): Promise<Doc
   const ports = fact<readonly PortProbe[]>(() =>
     Promise.all(DC_PORTS.map(async ({ port }) => portProbe(port, await io.probe(context.dc, port, 2000)))),
   );
-  const keytab = fact<readonly KeytabEntry[]>(async () => parseKeytab(await io.readFile(context.keytabPath)));
+  const keytab = fact<readonly KeytabEntry[]>(async () =>
+    parseKeytab(await io.readFile(context.keytabPath, MAX_KEYTAB_BYTES)),
+  );
   const dcKvno = fact(async () => parseKeyVersionNumber(await io.keyVersion(input.machineName)));
   const statOf = (path: string) => fact<FileFacts>(async () => fileFactsOf(await io.stat(path)));
   const helperUser = fact<HelperUser>(async () => {
@@ -180,7 +192,7 @@ export function realGatherIo(options: RealGatherOptions): GatherIo {
   return {
     nameserver: async () => {
       const file = options.resolvConf ?? '/etc/resolv.conf';
-      const found = firstNameserver(await readFile(file, 'utf8'));
+      const found = firstNameserver(readCapped(file, MAX_RESOLV_CONF_BYTES));
       if (found === undefined) throw new Error(`${file} names no nameserver`);
       return found;
     },
@@ -247,8 +259,8 @@ export function realGatherIo(options: RealGatherOptions): GatherIo {
         await connection.close();
       }
     },
-    readFile: (path) => readFile(path),
-    stat: (path) => stat(path),
+    readFile: (path, maxBytes) => readRegularFileCapped(path, maxBytes),
+    stat: (path) => lstat(path),
     run: options.run,
   };
 }

@@ -73,6 +73,7 @@ describe('the seamless service of authd', () => {
     const lines: string[] = [];
     service = createSeamlessService({
       stateDir: db.dir,
+      sambaDir: null,
       dbPath: db.path,
       log: (line) => lines.push(line),
       kerberos: () => ({ accept: () => Promise.reject(new Error('no Kerberos in this test')) }),

@@ -72,7 +72,7 @@ describe('superviseAuthd', () => {
     const config = supervise(0, lines);
     await until(() => starts().length === 1);
     const [start] = starts() as [Start];
-    const paths = seamlessPaths(config.stateDir);
+    const paths = seamlessPaths(config);
     expect(start.execArgv).toEqual(['--max-semi-space-size=2']);
     expect(start.argv).toEqual(['--exit-with-parent', '--config', '/etc/doorman/test.json']);
     expect(start.env).toEqual({

@@ -13,6 +13,7 @@ const DEFAULTS: Config = {
   server: { maxConnections: 1024, maxConnectionsPerAddress: 64 },
   trustedProxies: ['127.0.0.1', '::1'],
   stateDir: '/var/lib/doorman',
+  sambaDir: null,
   dbFile: 'doorman.db',
   serviceUser: 'proxy',
   api: {

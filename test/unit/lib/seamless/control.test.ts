@@ -1,158 +1,31 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../../lib/clock.ts';
 import { parseConfig } from '../../../../lib/config/load.ts';
 import type { Config } from '../../../../lib/config/schema.ts';
-import type { DirectorySettings } from '../../../../lib/directory/settings.ts';
 import {
   localSeamlessControl,
   type SeamlessDeps,
   type SeamlessStep,
-  type SeamlessStoreAccess,
 } from '../../../../lib/seamless/control.ts';
-import type { GatherIo } from '../../../../lib/seamless/doctor/gather.ts';
 import { seamlessPaths } from '../../../../lib/seamless/paths.ts';
-import type { RunOutcome, RunRequest } from '../../../../lib/seamless/run-command.ts';
 import { parseSeamlessSettings, type SeamlessSettings } from '../../../../lib/seamless/settings.ts';
-import type { ProcessControl } from '../../../../lib/seamless/winbindd.ts';
 import type { AppliedDirectory } from '../../../../lib/store/directory-settings-store.ts';
-import type { SeamlessState } from '../../../../lib/store/seamless-settings-store.ts';
+import { directory, FakeDomain, fakeSeamlessDeps, MemoryStore } from '../../../support/seamless-domain.ts';
 import { joinedState } from '../../../support/seamless-state.ts';
 import { useTempDir } from '../../../support/temp-dir.ts';
-import { httpKeytab } from './keytab-fixtures.ts';
 
 const PASSWORD = 'Adm1n-Secret!';
 const tmp = useTempDir('doorman-seamless-control-');
 
-const directory: AppliedDirectory = {
-  settings: {
-    kind: 'active-directory',
-    host: 'dc1.example.test',
-    address: '10.0.0.1',
-    baseDn: 'DC=example,DC=test',
-    bindDn: 'CN=Squid Bind,CN=Users,DC=example,DC=test',
-  } as DirectorySettings,
-  password: 'B1nd',
-  version: 1,
-};
-
-interface Call extends RunRequest {
-  /** What the child got on stdin, copied before the runner zeroes it. */
-  input?: string;
-}
-
-/** A domain as net, winbindd and wbinfo answer it, with knobs for the broken cases. */
-class FakeDomain {
-  calls: Call[] = [];
-  joined = false;
-  /** The account's key version on the DC. */
-  kvno = 1;
-  winbindPid: number | undefined;
-  failJoin?: string;
-  failEnctypes = false;
-  trustOk = true;
-
-  run = async (request: RunRequest): Promise<RunOutcome> => {
-    this.calls.push({
-      ...request,
-      ...(request.stdin === undefined ? {} : { input: request.stdin.toString('utf8') }),
-    });
-    request.stdin?.fill(0); // as the real runner does
-    const ok = (stdout = ''): RunOutcome => ({ code: 0, stdout, stderr: '' });
-    const fail = (stderr: string): RunOutcome => ({ code: 255, stdout: '', stderr });
-    const [sub, ...rest] = request.args;
-    if (request.command === 'net' && sub === 'ads') {
-      switch (rest[0]) {
-        case 'testjoin':
-          return this.joined ? ok('Join is OK\n') : fail('Join to domain is not valid');
-        case 'join':
-          if (this.failJoin !== undefined) return fail(this.failJoin);
-          if (this.joined) this.kvno += 1;
-          this.joined = true;
-          return ok("Using short domain name -- EXAMPLE\nJoined 'PROXY' to dns domain 'example.test'\n");
-        case 'keytab': {
-          const option = rest.find((a) => a.startsWith('--option=dedicated keytab file=FILE:')) ?? '';
-          writeFileSync(option.slice('--option=dedicated keytab file=FILE:'.length), httpKeytab(this.kvno));
-          return ok();
-        }
-        case 'enctypes':
-          return this.failEnctypes ? fail('no such attribute') : ok();
-        case 'leave':
-          this.joined = false;
-          return ok("Deleted account for 'PROXY' in realm 'EXAMPLE.TEST'\n");
-      }
-    }
-    if (request.command === 'winbindd') {
-      this.winbindPid = 4242;
-      const run = join(seamlessPaths(config().stateDir).sambaDir, 'run');
-      writeFileSync(join(run, 'winbindd.pid'), '4242\n');
-      mkdirSync(join(seamlessPaths(config().stateDir).winbindPrivilegedDir), {
-        recursive: true,
-        mode: 0o750,
-      });
-      return ok();
-    }
-    if (request.command === 'wbinfo') {
-      if (this.winbindPid === undefined) return fail('failed to call wbcPingDc');
-      if (request.args[0] === '-t')
-        return this.trustOk
-          ? ok('checking the trust secret ... succeeded\n')
-          : fail('could not authenticate');
-      return ok('Ping to winbindd succeeded\n');
-    }
-    if (request.command === 'id') return ok('uid=13(proxy) gid=13(proxy) groups=13(proxy)\n');
-    return fail(`unexpected command ${request.command}`);
-  };
-
-  processes: ProcessControl = {
-    kill: (pid, signal) => {
-      if (pid !== this.winbindPid) throw Object.assign(new Error('no such process'), { code: 'ESRCH' });
-      if (signal === 'SIGTERM' || signal === 'SIGKILL') this.winbindPid = undefined;
-    },
-    name: (pid) => (pid === this.winbindPid ? 'winbindd' : undefined),
-    sleep: async () => {},
-  };
-
-  gatherIo = (): GatherIo => ({
-    nameserver: async () => '10.0.0.1',
-    resolve4: async () => ['10.0.0.2'],
-    reverse: async () => ['proxy.example.test'],
-    localAddresses: () => ['127.0.0.1', '10.0.0.2'],
-    probe: async () => undefined,
-    currentTime: async () => ({ currentTime: '20260101000000.0Z', localTime: Date.UTC(2026, 0, 1) }),
-    keyVersion: async () => [String(this.kvno)],
-    readFile: async (path) => readFileSync(path),
-    // As Enable leaves them (chown is faked here): root:proxy 0640, root:proxy 0750.
-    stat: async (path) =>
-      path.endsWith('http.keytab')
-        ? { mode: 0o100640, uid: 0, gid: 13 }
-        : { mode: 0o040750, uid: 0, gid: 13 },
-    run: this.run,
-  });
-}
-
-class MemoryStore implements SeamlessStoreAccess {
-  state: SeamlessState | undefined;
-  current = () => this.state;
-  save = (state: SeamlessState) => {
-    this.state = state;
-  };
-  clear = () => {
-    this.state = undefined;
-  };
-}
-
 let domain: FakeDomain;
 let store: MemoryStore;
-let owners: Map<string, [number, number]>;
 let applied: AppliedDirectory | undefined;
 const config = (): Config => parseConfig({ stateDir: join(tmp.dir, 'state') }, 'test');
 
 beforeEach(() => {
-  domain = new FakeDomain();
+  domain = new FakeDomain(() => seamlessPaths(config()));
   store = new MemoryStore();
-  owners = new Map();
   applied = directory;
 });
 
@@ -162,16 +35,11 @@ type Extra = Omit<Partial<SeamlessDeps>, 'hostName'> & { hostName?: string | und
 function control(extra: Extra = {}) {
   const { hostName = 'proxy', ...rest } = { hostName: 'proxy', ...extra } as Extra;
   const deps: SeamlessDeps = {
-    run: domain.run,
-    processes: domain.processes,
-    clock: new ManualClock(Date.UTC(2026, 0, 1)),
-    store,
-    directory: () => applied,
-    testDirectory: async () => ({ ok: true, groupCount: 3 }),
-    helperAccount: () => ({ name: 'proxy', uid: 13, gid: 13 }),
-    gatherIo: () => domain.gatherIo(),
-    winbindSocketParent: join(tmp.dir, 'run-samba'),
-    chown: (path, uid, gid) => owners.set(path, [uid, gid]),
+    ...fakeSeamlessDeps(domain, store, {
+      applied: () => applied,
+      helper: { name: 'proxy', uid: 13, gid: 13 },
+      winbindSocketParent: join(tmp.dir, 'run-samba'),
+    }),
     ...rest,
   };
   if ('hostName' in extra && extra.hostName === undefined) return localSeamlessControl(config(), deps);
@@ -219,12 +87,21 @@ describe('enable', () => {
     expect(steps.slice(0, 2).map((s) => s.status)).toEqual(['running', 'ok']);
     expect(result.doctor?.ok).toBe(true);
     expect(store.state).toEqual(joinedState(Date.UTC(2026, 0, 1)));
-    const paths = seamlessPaths(config().stateDir);
+    const paths = seamlessPaths(config());
     expect(readFileSync(paths.smbConf, 'utf8')).toContain('netbios name = PROXY\n');
     expect(readFileSync(paths.krb5Conf, 'utf8')).toContain('kdc = 10.0.0.1\n');
-    expect(owners.get(paths.keytab)).toBeUndefined(); // set on the temporary file, renamed over it
-    expect(owners.get(`${paths.keytab}.new`)).toEqual([0, 13]);
-    expect(owners.get(paths.winbindPrivilegedDir)).toEqual([0, 13]);
+    const access = (path: string) => {
+      const stats = lstatSync(path);
+      return [stats.uid, stats.gid, (stats.mode & 0o7777).toString(8)];
+    };
+    expect(paths.sambaDir).toBe(`${config().stateDir}-samba`);
+    expect(access(paths.sambaDir)).toEqual([0, 13, '750']);
+    expect(access(join(paths.sambaDir, 'private'))).toEqual([0, 0, '700']);
+    expect(access(paths.keytab)).toEqual([0, 13, '640']);
+    expect(access(paths.smbConf)).toEqual([0, 0, '644']);
+    expect(access(paths.winbindPrivilegedDir)).toEqual([0, 13, '750']);
+    // The replay cache is authd's to make, as the helper user: root does not touch stateDir.
+    expect(existsSync(paths.rcacheDir)).toBe(false);
     expect(existsSync(`${paths.keytab}.new`)).toBe(false);
   });
 
@@ -271,9 +148,7 @@ describe('enable', () => {
     const { result } = await enable({ hostName: undefined });
     expect(result.ok).toBe(true);
     expect(store.state?.machineName).toBe('PROXY');
-    expect(readFileSync(seamlessPaths(config().stateDir).smbConf, 'utf8')).toContain(
-      'netbios name = PROXY\n',
-    );
+    expect(readFileSync(seamlessPaths(config()).smbConf, 'utf8')).toContain('netbios name = PROXY\n');
   });
 
   it('stops at a failed join with its fix, saving nothing, and still zeroes the password', async () => {
@@ -311,7 +186,7 @@ describe('enable', () => {
       }),
     ]);
     expect(domain.calls).toEqual([]);
-    expect(existsSync(seamlessPaths(config().stateDir).sambaDir)).toBe(false);
+    expect(existsSync(seamlessPaths(config()).sambaDir)).toBe(false);
   });
 
   it('refuses when the clock is off by more than 5 minutes, with the NTP fix', async () => {
@@ -357,7 +232,7 @@ describe('enable', () => {
 describe('disable', () => {
   it('leaves with the password on stdin, stops winbindd, deletes Samba state but its logs, clears the state', async () => {
     await enable();
-    const paths = seamlessPaths(config().stateDir);
+    const paths = seamlessPaths(config());
     writeFileSync(join(paths.sambaDir, 'log', 'winbindd.log'), 'kept\n');
     domain.calls = [];
     const steps: SeamlessStep[] = [];

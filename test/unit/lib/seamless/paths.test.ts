@@ -3,14 +3,14 @@ import { helperSocket, runDir, seamlessPaths } from '../../../../lib/seamless/pa
 import { memberSmbConf } from '../../../../lib/seamless/samba-config.ts';
 
 describe('seamlessPaths', () => {
-  it('puts everything under the state directory, where the member smb.conf points Samba', () => {
-    const paths = seamlessPaths('/var/lib/doorman');
+  it("puts root's files beside the state directory, not in it, where the member smb.conf points Samba", () => {
+    const paths = seamlessPaths({ stateDir: '/var/lib/doorman/', sambaDir: null });
     expect(paths).toEqual({
-      sambaDir: '/var/lib/doorman/samba',
-      smbConf: '/var/lib/doorman/samba/smb.conf',
-      krb5Conf: '/var/lib/doorman/samba/krb5.conf',
-      keytab: '/var/lib/doorman/samba/http.keytab',
-      winbindPrivilegedDir: '/var/lib/doorman/samba/state/winbindd_privileged',
+      sambaDir: '/var/lib/doorman-samba',
+      smbConf: '/var/lib/doorman-samba/smb.conf',
+      krb5Conf: '/var/lib/doorman-samba/krb5.conf',
+      keytab: '/var/lib/doorman-samba/http.keytab',
+      winbindPrivilegedDir: '/var/lib/doorman-samba/state/winbindd_privileged',
       rcacheDir: '/var/lib/doorman/rcache',
     });
     const conf = memberSmbConf({
@@ -18,10 +18,16 @@ describe('seamlessPaths', () => {
       netbiosDomain: 'EXAMPLE',
       realm: 'EXAMPLE.TEST',
       proxyHostName: 'proxy.example.test',
-      stateDir: '/var/lib/doorman',
+      sambaDir: paths.sambaDir,
     });
     expect(conf).toContain(`dedicated keytab file = FILE:${paths.keytab}\n`);
-    expect(conf).toContain('state directory = /var/lib/doorman/samba/state\n');
+    expect(conf).toContain('state directory = /var/lib/doorman-samba/state\n');
+  });
+
+  it('takes a sambaDir that is set as it is', () => {
+    expect(seamlessPaths({ stateDir: '/var/lib/doorman', sambaDir: '/srv/samba' }).keytab).toBe(
+      '/srv/samba/http.keytab',
+    );
   });
 
   it('names one socket per helper kind in <stateDir>/run', () => {

@@ -20,7 +20,7 @@ const SMB: MemberConfInput = {
   netbiosDomain: 'EXAMPLE',
   realm: 'example.test',
   proxyHostName: 'proxy.example.test',
-  stateDir: '/var/lib/doorman',
+  sambaDir: '/var/lib/doorman/samba',
 };
 const KRB5: Krb5ConfInput = {
   serverVersion: '2012',
@@ -56,11 +56,11 @@ describe('memberSmbConf', () => {
     );
   });
 
-  it('puts every directory and the dedicated keytab under <stateDir>/samba', () => {
-    const conf = memberSmbConf({ ...SMB, stateDir: '/srv/door man/' });
-    expect(conf).toContain('\tprivate dir = /srv/door man/samba/private\n');
+  it('puts every directory and the dedicated keytab under sambaDir', () => {
+    const conf = memberSmbConf({ ...SMB, sambaDir: '/srv/door man/' });
+    expect(conf).toContain('\tprivate dir = /srv/door man/private\n');
     expect(conf).toContain(`\tdedicated keytab file = FILE:${httpKeytabPath('/srv/door man')}\n`);
-    expect(httpKeytabPath('/srv/door man')).toBe('/srv/door man/samba/http.keytab');
+    expect(httpKeytabPath('/srv/door man')).toBe('/srv/door man/http.keytab');
   });
 
   it('upper-cases the workgroup and the machine name, and takes a short host name as it is', () => {
@@ -78,13 +78,13 @@ describe('memberSmbConf', () => {
     ['=', { netbiosDomain: 'A=B' }, 'netbiosDomain', /contains "=", which would break smb.conf/],
     ['a long name', { netbiosDomain: 'ABCDEFGHIJKLMNOP' }, 'netbiosDomain', /at most 15/],
     ['a colon', { netbiosDomain: 'A:B' }, 'netbiosDomain', /contains ":"; allowed are letters/],
-    ['a newline in the state directory', { stateDir: '/var/lib\n[x]' }, 'stateDir', /control character/],
-    ['[ in the state directory', { stateDir: '/var/[lib]' }, 'stateDir', /contains "\["/],
-    ['; in the state directory', { stateDir: '/var/a;b' }, 'stateDir', /contains ";"/],
-    ['a trailing backslash', { stateDir: '/var/lib\\' }, 'stateDir', /contains "\\\\"/],
-    ['% in the state directory', { stateDir: '/var/%u' }, 'stateDir', /contains "%"/],
-    ['a relative state directory', { stateDir: 'var/lib' }, 'stateDir', /is not an absolute path/],
-    ['trailing space', { stateDir: '/var/lib ' }, 'stateDir', /ends with white space/],
+    ['a newline in sambaDir', { sambaDir: '/var/lib\n[x]' }, 'sambaDir', /control character/],
+    ['[ in sambaDir', { sambaDir: '/var/[lib]' }, 'sambaDir', /contains "\["/],
+    ['; in sambaDir', { sambaDir: '/var/a;b' }, 'sambaDir', /contains ";"/],
+    ['a trailing backslash', { sambaDir: '/var/lib\\' }, 'sambaDir', /contains "\\\\"/],
+    ['% in sambaDir', { sambaDir: '/var/%u' }, 'sambaDir', /contains "%"/],
+    ['a relative sambaDir', { sambaDir: 'var/lib' }, 'sambaDir', /is not an absolute path/],
+    ['trailing space', { sambaDir: '/var/lib ' }, 'sambaDir', /ends with white space/],
     ['a bad realm', { realm: 'EXAMPLE' }, 'realm', /not a Kerberos realm/],
     ['a realm with =', { realm: 'A=B.TEST' }, 'realm', /not a Kerberos realm/],
     ['an IP as host name', { proxyHostName: '10.0.0.1' }, 'proxyHostName', /is not a host name/],
@@ -110,9 +110,9 @@ describe('memberSmbConf', () => {
   });
 
   it('names the field, the value and what is allowed', () => {
-    expect(refusal(() => memberSmbConf({ ...SMB, stateDir: '/var/a#b' }))).toEqual({
-      field: 'stateDir',
-      message: 'stateDir: "/var/a#b" contains "#", which would break smb.conf; not allowed: % \\ ; # [ ] =',
+    expect(refusal(() => memberSmbConf({ ...SMB, sambaDir: '/var/a#b' }))).toEqual({
+      field: 'sambaDir',
+      message: 'sambaDir: "/var/a#b" contains "#", which would break smb.conf; not allowed: % \\ ; # [ ] =',
     });
     expect(machineNetbiosName('Proxy.')).toBe('PROXY');
   });

@@ -7,7 +7,7 @@ import {
   stopDaemons,
 } from '../../../../lib/seamless/winbindd.ts';
 
-const tools = { paths: seamlessPaths('/state') };
+const tools = { paths: seamlessPaths({ stateDir: '/state', sambaDir: null }) };
 
 /** Processes by pid: name, and whether SIGTERM ends them. */
 function processes(entries: Record<number, { name: string; stubborn?: boolean }>) {
@@ -36,8 +36,8 @@ describe('stopping the member daemons by pid file', () => {
   it('SIGTERMs winbindd, then samba-dcerpcd, each by its own pid file', async () => {
     const { control, signals } = processes({ 100: { name: 'winbindd' }, 200: { name: 'samba-dcerpcd' } });
     const read = pidFiles({
-      '/state/samba/run/winbindd.pid': '100\n',
-      '/state/samba/run/samba-dcerpcd.pid': '200\n',
+      '/state-samba/run/winbindd.pid': '100\n',
+      '/state-samba/run/samba-dcerpcd.pid': '200\n',
     });
     expect(await stopDaemons(tools, control, read)).toBe(
       'stopped winbindd (pid 100); stopped samba-dcerpcd (pid 200)',
@@ -50,7 +50,7 @@ describe('stopping the member daemons by pid file', () => {
 
   it('leaves a reused pid alone: only a process of the daemon’s name is ours', async () => {
     const { control, signals } = processes({ 100: { name: 'sshd' } });
-    const read = pidFiles({ '/state/samba/run/winbindd.pid': '100' });
+    const read = pidFiles({ '/state-samba/run/winbindd.pid': '100' });
     expect(runningPid(tools, 'winbindd', control, read)).toBeUndefined();
     expect(await stopDaemon(tools, 'winbindd', control, read)).toBe('winbindd was not running');
     expect(signals).toEqual([]);
@@ -58,7 +58,7 @@ describe('stopping the member daemons by pid file', () => {
 
   it('kills a daemon that ignores SIGTERM for 5 s', async () => {
     const { control, signals } = processes({ 100: { name: 'winbindd', stubborn: true } });
-    const read = pidFiles({ '/state/samba/run/winbindd.pid': '100' });
+    const read = pidFiles({ '/state-samba/run/winbindd.pid': '100' });
     expect(await stopDaemon(tools, 'winbindd', control, read)).toMatch(/^killed winbindd \(pid 100\)/);
     expect(signals.at(-1)).toEqual([100, 'SIGKILL']);
   });
@@ -67,7 +67,7 @@ describe('stopping the member daemons by pid file', () => {
     const { control } = processes({ 1: { name: 'winbindd' } });
     for (const text of ['', 'abc', '1', '-5', '12abc']) {
       expect(
-        runningPid(tools, 'winbindd', control, pidFiles({ '/state/samba/run/winbindd.pid': text })),
+        runningPid(tools, 'winbindd', control, pidFiles({ '/state-samba/run/winbindd.pid': text })),
       ).toBeUndefined();
     }
     expect(runningPid(tools, 'winbindd', control, pidFiles({}))).toBeUndefined();
