@@ -1,5 +1,10 @@
 import { normaliseIp } from '../lib/net/address.ts';
 import { CidrSet, walledHostMatches, type PortalSettings } from '../lib/portal/settings.ts';
+import {
+  MAX_SIGNED_URL,
+  PORTAL_URL_SIGNATURE_FIELD,
+  type PortalUrlSigner,
+} from '../lib/security/portal-url-signature.ts';
 import type { Decision } from './server.ts';
 import { escapeHtml } from '../portal/admin/html.ts';
 import { isCaptivePortalProbe } from './captive-probes.ts';
@@ -51,10 +56,15 @@ export interface PortalInput {
    * else lets the request through; a rejection counts as "no" (the splash page then says why).
    */
   isRegisteredDevice?: (ip: string) => Promise<boolean>;
+  /**
+   * Signs the original URL for the client's (normalised) address (lib/security/portal-url-signature.ts): the
+   * splash page follows only a URL signed here, so a crafted `portal/?url=` link leads nowhere.
+   */
+  portalUrls: Pick<PortalUrlSigner, 'sign'>;
 }
 
 /** Longest original URL carried in ?url=; a longer one is dropped (the portal then lands on its own page). */
-export const MAX_ORIGINAL_URL = 2000;
+export const MAX_ORIGINAL_URL = MAX_SIGNED_URL;
 /** Longest Accept header parsed; a longer one is not a page load (browsers send under 200 characters). */
 export const MAX_ACCEPT = 1024;
 
@@ -80,18 +90,22 @@ export function decidePortal(input: PortalInput): Decision | Promise<Decision> {
   if (!probe && vouched && allowedDestination(url, input)) return NO_CHANGE;
   const { isRegisteredDevice } = input;
   if (settings.mode !== 'registration' || ip === undefined || isRegisteredDevice === undefined)
-    return satisfy(input, url, probe);
+    return satisfy(input, ip, url, probe);
   return isRegisteredDevice(ip).then(
-    (registered) => (registered ? NO_CHANGE : satisfy(input, url, probe)),
-    () => satisfy(input, url, probe),
+    (registered) => (registered ? NO_CHANGE : satisfy(input, ip, url, probe)),
+    () => satisfy(input, ip, url, probe),
   );
 }
 
 /** The answer for an unidentified client: 302 to the splash page (page loads and OS probes) or 511. */
-function satisfy(input: PortalInput, url: TargetUrl | undefined, probe: boolean): Decision {
+function satisfy(
+  input: PortalInput,
+  ip: string | undefined,
+  url: TargetUrl | undefined,
+  probe: boolean,
+): Decision {
   const { request } = input;
-  const original = url?.href !== undefined && url.href.length <= MAX_ORIGINAL_URL ? url.href : undefined;
-  const portal = `${input.baseUrl}portal/${original === undefined ? '' : `?url=${percentEncode(original)}`}`;
+  const portal = `${input.baseUrl}portal/${portalQuery(input, ip, url)}`;
   const method = request.method;
   if (probe || ((method === 'GET' || method === 'HEAD') && acceptsHtml(request.accept)))
     return {
@@ -106,6 +120,17 @@ function satisfy(input: PortalInput, url: TargetUrl | undefined, probe: boolean)
     // A HEAD answer has no body (RFC 9110 §9.3.2).
     ...(method === 'HEAD' ? {} : { body: networkAuthenticationPage(portal) }),
   };
+}
+
+/**
+ * `?url=<original>&sig=<signature>`, or nothing: without a client address the signature could not be bound
+ * to the device, and an over-long URL is not carried.
+ */
+function portalQuery(input: PortalInput, ip: string | undefined, url: TargetUrl | undefined): string {
+  const original = url?.href;
+  if (original === undefined || original.length > MAX_ORIGINAL_URL || ip === undefined) return '';
+  const sig = input.portalUrls.sign(original, ip);
+  return `?url=${percentEncode(original)}&${PORTAL_URL_SIGNATURE_FIELD}=${sig}`;
 }
 
 /** Squid names a user (`-` is how Squid writes "none" in its own formats), or a session exists for the address. */

@@ -1,5 +1,6 @@
 import { addressBinding } from '../lib/portal/address-binding.ts';
 import type { PortalSettings } from '../lib/portal/settings.ts';
+import type { PortalUrlSigner } from '../lib/security/portal-url-signature.ts';
 import { type Clock, systemClock } from '../lib/clock.ts';
 import { findMac } from '../lib/net/find-mac.ts';
 import { MacLookupCache } from '../lib/net/mac-lookup-cache.ts';
@@ -21,6 +22,11 @@ export interface PortalFromStoresOptions {
    */
   findMac?: (ip: string) => Promise<MacLookup>;
   log?: (line: string) => void;
+  /**
+   * The signer of the original URLs (lib/security/portal-url-signature.ts), keyed like the splash page that
+   * checks them; asked per request, and may throw while its key cannot be read yet (the decision is then a 500).
+   */
+  portalUrls: () => Pick<PortalUrlSigner, 'sign'>;
 }
 
 /**
@@ -40,7 +46,7 @@ export interface PortalFromStoresOptions {
 export function portalFromStores(
   current: () => PortalStores,
   baseUrl: string,
-  options: PortalFromStoresOptions = {},
+  options: PortalFromStoresOptions,
 ): PortalService {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? (() => {});
@@ -83,6 +89,7 @@ export function portalFromStores(
           settingsVersion: () => versions().portal,
           baseUrl,
           directoryHosts,
+          portalUrls: { sign: (url, ip) => options.portalUrls().sign(url, ip) },
           isIdentified: (ip) => {
             const { stores, stamp } = versions();
             return sessions.identified(stores.sessions, stamp, ip);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decidePortal, type PortalDecisionSettings } from './decision.ts';
+import { decidePortal, type PortalDecisionSettings, type PortalInput } from './decision.ts';
 import type { ReqmodRequest } from './parser.ts';
 import type { Decision } from './server.ts';
 
@@ -28,6 +28,8 @@ export interface PortalServiceOptions {
    * decision.ts: asked last, and a rejection counts as "no").
    */
   isRegisteredDevice?: (ip: string) => Promise<boolean>;
+  /** Signs the original URL put in the splash page's address (see decision.ts). */
+  portalUrls: PortalInput['portalUrls'];
 }
 
 /**
@@ -61,6 +63,7 @@ export function portalService(options: PortalServiceOptions): PortalService {
         baseUrl: options.baseUrl,
         directoryHosts: options.directoryHosts,
         isIdentified: options.isIdentified,
+        portalUrls: options.portalUrls,
         ...(options.isRegisteredDevice === undefined
           ? {}
           : { isRegisteredDevice: options.isRegisteredDevice }),

@@ -4,6 +4,8 @@ import { dbPath } from '../lib/config/load.ts';
 import { openDatabase } from '../lib/store/database.ts';
 import { directoryPasswordPath, DirectorySettingsStore } from '../lib/store/directory-settings-store.ts';
 import { PortalSettingsStore } from '../lib/store/portal-settings-store.ts';
+import { PortalUrlSigner } from '../lib/security/portal-url-signature.ts';
+import { proxyKeyPath, readProxyKey } from '../lib/security/proxy-key.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
 import { checkStateDir } from '../lib/system/service-user.ts';
 import { portalFromStores, type PortalStores } from './portal-from-stores.ts';
@@ -22,7 +24,7 @@ const { config } = data;
 const post = (message: FromWorker) => port.postMessage(message);
 const log = (line: string) => post({ kind: 'log', line: `icap: ${line}` });
 
-type OpenStores = PortalStores & { close(): void };
+type OpenStores = PortalStores & { portalUrls: PortalUrlSigner; close(): void };
 /** Set once serve's thread has given up root: only then may the DB be opened (its files stay the service user's). */
 let mayOpen = false;
 let stores: OpenStores | undefined;
@@ -34,7 +36,7 @@ let triedAt = Number.NEGATIVE_INFINITY;
  * the stores retry on timers), tried again at most once a second while it fails; meanwhile a decision throws
  * and is answered 500.
  */
-function current(): PortalStores {
+function current(): OpenStores {
   if (stores !== undefined) return stores;
   if (mayOpen && systemClock.now() - triedAt >= 1000) {
     triedAt = systemClock.now();
@@ -53,8 +55,11 @@ function current(): PortalStores {
 
 function open(): OpenStores {
   checkStateDir(config);
+  // The key serve's thread made (or found) before it told the threads to open: the splash page's, too.
+  const portalUrls = new PortalUrlSigner(readProxyKey(proxyKeyPath(config)), systemClock);
   const db = openDatabase(dbPath(config), { busyTimeoutMs: 0, openBusyTimeoutMs: 0 });
   return {
+    portalUrls,
     sessions: new SessionStore(db, systemClock),
     directory: new DirectorySettingsStore(db, {
       passwordFile: directoryPasswordPath(config),
@@ -71,7 +76,7 @@ const ready = new Promise<void>((resolve) => (letOpen = resolve));
 
 const limits = icapLimits(config.icap);
 const icap = createIcapServer({
-  ...portalFromStores(current, config.baseUrl, { log }),
+  ...portalFromStores(current, config.baseUrl, { log, portalUrls: () => current().portalUrls }),
   ready,
   ...limits,
   slots: sharedSlots(new Int32Array(data.counter), limits.maxConnections, limits.maxConnectionsPerAddress),

@@ -19,6 +19,7 @@ import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
 import { directorySourceFrom } from '../../portal/splash/directory-source.ts';
 import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/proxy-key.ts';
+import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
 import { startServer } from '../../portal/server.ts';
 import { OpenOnDemand, unavailableApp } from '../../portal/unavailable.ts';
 import { dropPrivileges } from '../../lib/system/service-user.ts';
@@ -76,7 +77,11 @@ export const serveCommand: Command = {
       unlimitedAddresses: loaded.config.trustedProxies,
     });
     // The ICAP service reads the DB through `current` below, which is set before any request can be read.
-    const stores: { current?: () => Stores } = {};
+    const stores: { current?: () => { stores: Stores; portalUrls: PortalUrlSigner } } = {};
+    const openNow = () => {
+      if (stores.current === undefined) throw new Error('the session DB is not open yet');
+      return stores.current();
+    };
     let icap: IcapServer | undefined;
     let icapWorkers: IcapWorkers | undefined;
     let icapWhere = '';
@@ -108,14 +113,10 @@ export const serveCommand: Command = {
     } else if (loaded.config.squid.intercept.httpPort !== null) {
       const icapLog = (line: string) => log(`icap: ${line}`);
       icap = createIcapServer({
-        ...portalFromStores(
-          () => {
-            if (stores.current === undefined) throw new Error('the session DB is not open yet');
-            return stores.current();
-          },
-          loaded.config.baseUrl,
-          { log: icapLog },
-        ),
+        ...portalFromStores(() => openNow().stores, loaded.config.baseUrl, {
+          log: icapLog,
+          portalUrls: () => openNow().portalUrls,
+        }),
         ...icapLimits(icapConfig),
         log: icapLog,
       });
@@ -149,7 +150,12 @@ export const serveCommand: Command = {
     // is served, may wait for a migration; a later one (made while a request waits) fails at once and is tried
     // again on a later request.
     let attempts = 0;
-    const open = (): { stores: Stores; proxyKey: ProxyKeyCheck; key: string } => {
+    const open = (): {
+      stores: Stores;
+      proxyKey: ProxyKeyCheck;
+      key: string;
+      portalUrls: PortalUrlSigner;
+    } => {
       const stores = openStores(loaded, {
         busyTimeoutMs: 0,
         openBusyTimeoutMs: attempts++ === 0 ? DEFAULT_BUSY_TIMEOUT_MS : 0,
@@ -157,7 +163,9 @@ export const serveCommand: Command = {
       try {
         // The proxy key in stateDir, made on the first start (lib/security/proxy-key.ts).
         const key = ensureProxyKey(proxyKeyPath(loaded.config));
-        return { stores, proxyKey: new ProxyKeyCheck(key), key };
+        // The ICAP decision signs the original URL with it, the splash page checks it (issue 13).
+        const portalUrls = new PortalUrlSigner(key, systemClock);
+        return { stores, proxyKey: new ProxyKeyCheck(key), key, portalUrls };
       } catch (error) {
         // Tried again on a later request: a handle left open here would be one more each time.
         stores.close();
@@ -166,7 +174,12 @@ export const serveCommand: Command = {
     };
     // The splash pages' own MAC lookups share answers for a few seconds (a page's requests come in a burst).
     const splashMacs = new MacLookupCache({ clock: systemClock });
-    const portalApp = (stores: Stores, proxyKey: ProxyKeyCheck, key: string): RequestListener =>
+    const portalApp = (
+      stores: Stores,
+      proxyKey: ProxyKeyCheck,
+      key: string,
+      portalUrls: PortalUrlSigner,
+    ): RequestListener =>
       createApp({
         config: loaded.config,
         sessions: stores.sessions,
@@ -195,14 +208,15 @@ export const serveCommand: Command = {
           findMac: (ip) => findMac(ip, { cache: splashMacs }),
           // Open sign-in pages stay good across a restart: the CSRF key is derived from the proxy key.
           csrfSecret: key,
+          portalUrls,
         },
       }).callback();
     let opened: Stores | undefined;
     const portal = new OpenOnDemand(
       () => {
-        const { stores: now, proxyKey, key } = open();
+        const { stores: now, proxyKey, key, portalUrls } = open();
         opened = now;
-        return { stores: now, app: portalApp(now, proxyKey, key) };
+        return { stores: now, portalUrls, app: portalApp(now, proxyKey, key, portalUrls) };
       },
       { clock: systemClock, log },
     );
@@ -211,7 +225,7 @@ export const serveCommand: Command = {
     stores.current = () => {
       const state = portal.get();
       if (!state.ok) throw new Error(`the session DB cannot be opened: ${state.reason}`);
-      return state.value.stores;
+      return state.value;
     };
     const unavailable = unavailableApp(() => {
       const state = portal.get();

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Clock } from '../../lib/clock.ts';
+import { deriveKey } from '../../lib/security/portal-url-signature.ts';
 import { tokensMatch } from '../admin/csrf.ts';
 
 /**
@@ -29,10 +30,7 @@ export class SplashCsrf {
   constructor(clock: Clock, options: { secret?: string | Uint8Array; maxAgeSeconds?: number } = {}) {
     this.#clock = clock;
     this.#maxAgeSeconds = options.maxAgeSeconds ?? CSRF_MAX_AGE_SECONDS;
-    this.#key =
-      options.secret === undefined
-        ? randomBytes(32)
-        : createHmac('sha256', options.secret).update(CSRF_LABEL, 'utf8').digest();
+    this.#key = options.secret === undefined ? randomBytes(32) : deriveKey(options.secret, CSRF_LABEL);
   }
 
   newNonce(): string {

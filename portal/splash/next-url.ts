@@ -1,4 +1,4 @@
-import { MAX_ORIGINAL_URL } from '../../icap-server/decision.ts';
+import { MAX_SIGNED_URL as MAX_ORIGINAL_URL } from '../../lib/security/portal-url-signature.ts';
 import { showValue } from '../../lib/errors.ts';
 
 /**

@@ -6,9 +6,12 @@ import { createIcapServer, type IcapServer } from '../../icap-server/server.ts';
 import { dbPath, parseConfig } from '../../lib/config/load.ts';
 import { openDatabase, type Db } from '../../lib/store/database.ts';
 import { SessionStore } from '../../lib/store/session-store.ts';
+import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
+import { proxyKeyPath, readProxyKey } from '../../lib/security/proxy-key.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { form, http } from '../harness/http.ts';
 import { startExtraSquid, startLab, type ExtraSquid, type Lab } from '../harness/lab.ts';
+import { portalLocation, signedPortal } from '../harness/portal-url.ts';
 
 /**
  * The captive portal's decision end to end: Squid 5.7 asks the real ICAP service (icap-server/server.ts with
@@ -53,6 +56,8 @@ beforeAll(async () => {
         lookups.push(ip);
         return sessions.find({ kind: 'ip', value: ip }) !== undefined;
       },
+      // Keyed as the lab's `doorman serve` keys its splash page: both from its proxy key.
+      portalUrls: new PortalUrlSigner(readProxyKey(proxyKeyPath(config)), systemClock),
     }),
     log: (line) => logged.push(line),
   });
@@ -88,7 +93,9 @@ describe('an unidentified client, then the same client after an API login', () =
     const url = `${lab.originUrl}news/today?a=1&b=two words`.replace(' ', '%20');
     const page = await viaSquid(url, { headers: PAGE });
     expect(page.status).toBe(302);
-    expect(page.headers.location).toBe(`${lab.doormanUrl}portal/?url=${encodeURIComponent(url)}`);
+    expect(portalLocation(String(page.headers.location))).toEqual(
+      signedPortal(`${lab.doormanUrl}portal/`, url),
+    );
     expect(page.headers['cache-control']).toBe('no-store');
     expect(lookups).toContain(CLIENT);
     expect(squid.log('access.log')).toMatch(/ 127\.0\.0\.40 \S+\/302 .*\/news\/today.* HIER_NONE\//);
@@ -96,11 +103,11 @@ describe('an unidentified client, then the same client after an API login', () =
 
   it('what is not a page load gets 511 with a link to the portal', async () => {
     const url = `${lab.originUrl}api/data.json`;
-    const link = `${lab.doormanUrl}portal/?url=${encodeURIComponent(url)}`;
     const json = await viaSquid(url, { headers: { accept: 'application/json' } });
     expect(json.status).toBe(511);
     expect(json.headers['cache-control']).toBe('no-store');
-    expect(json.body).toContain(`<a href="${link}">`);
+    const link = /<a href="([^"]*)">/.exec(json.body)?.[1]?.replaceAll('&amp;', '&') ?? '';
+    expect(portalLocation(link)).toEqual(signedPortal(`${lab.doormanUrl}portal/`, url));
     const post = await viaSquid(url, { method: 'POST', ...form({ a: '1' }) });
     expect(post.status).toBe(511);
   });

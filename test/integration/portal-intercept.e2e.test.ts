@@ -19,6 +19,7 @@ import {
   type PortalNet,
 } from '../harness/netns-lab.ts';
 import type { Netns } from '../harness/netns.ts';
+import { portalLocation, signedPortal } from '../harness/portal-url.ts';
 import { freePort } from '../harness/processes.ts';
 import { startSlapd, USER_PASSWORD, type Slapd } from '../harness/slapd.ts';
 
@@ -98,7 +99,10 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-const splashFor = (url: string) => `${baseUrl}portal/?url=${encodeURIComponent(url)}`;
+/** The splash page's address as ICAP sends it for `url` (signed: see lib/security/portal-url-signature.ts). */
+const splashFor = (url: string) => signedPortal(`${baseUrl}portal/`, url);
+/** A link to the splash page someone made by hand: no signature. */
+const craftedLink = (url: string) => `${baseUrl}portal/?url=${encodeURIComponent(url)}`;
 const nsOf = (from: 'client' | 'routed'): Netns | InnerNetns => (from === 'client' ? net.client : net.routed);
 const addressOf = (from: 'client' | 'routed') => nsOf(from).address;
 
@@ -113,7 +117,8 @@ async function fetchFrom(from: 'client' | 'routed', url: string, extra: readonly
     url,
   ]);
   const [status = '', location = ''] = stdout.split(' ');
-  return { status: Number(status), location };
+  const splash = location.startsWith(`${baseUrl}portal/?`);
+  return { status: Number(status), location: splash ? portalLocation(location) : location };
 }
 
 /** A Chromium inside the client's (or the routed client's) namespace, launched once per file. */
@@ -159,7 +164,7 @@ async function throughSplash(
 ): Promise<Page> {
   const { page } = await newPage(await browserIn(from), viewport);
   await page.goto(url);
-  expect(page.url()).toBe(splashFor(url));
+  expect(portalLocation(page.url())).toEqual(splashFor(url));
   await screenshot(page, `${name}-splash`);
   await fill(page);
   await Promise.all([page.waitForNavigation(), page.click('#continue')]);
@@ -275,7 +280,7 @@ describe('Usage Agreement Only', () => {
     for (const viewport of VIEWPORTS) {
       const { page } = await newPage(await browserIn('routed'), viewport);
       await page.goto(url);
-      expect(page.url()).toBe(splashFor(url));
+      expect(portalLocation(page.url())).toEqual(splashFor(url));
       // The page may say so at once, or once the policy is accepted.
       if ((await page.locator('#portal-message[data-code="no_device_group"]').count()) === 0)
         await Promise.all([page.waitForNavigation(), page.click('#continue')]);
@@ -330,7 +335,7 @@ describe('Device Registration', () => {
     for (const viewport of VIEWPORTS) {
       const { page } = await newPage(await browserIn('routed'), viewport);
       await page.goto(url);
-      expect(page.url()).toBe(splashFor(url));
+      expect(portalLocation(page.url())).toEqual(splashFor(url));
       if ((await page.locator('#portal-message[data-code="mac_not_found"]').count()) === 0) {
         await signIn('dave', USER_PASSWORD)(page);
         await Promise.all([page.waitForNavigation(), page.click('#continue')]);
@@ -355,7 +360,7 @@ describe("the operating systems' probe (Android/Chrome generate_204)", () => {
     // Chrome's sign-in sheet: the splash page; once signed in, the probe URL answers 204 (no page to show).
     const { page } = await newPage(await browserIn('client'), 'phone');
     await page.goto(probe);
-    expect(page.url()).toBe(splashFor(probe));
+    expect(portalLocation(page.url())).toEqual(splashFor(probe));
     await screenshot(page, 'probe-splash');
     await signIn('erin', USER_PASSWORD)(page);
     const [after] = await Promise.all([page.waitForResponse(probe), page.click('#continue')]);
@@ -396,7 +401,7 @@ describe('bad input through the real stack', () => {
   it('url=javascript:… is a clear 400 (bad_request) on the page and on the form, never a redirect; nothing recorded', async () => {
     await portalMode('authentication');
     const { page } = await newPage(await browserIn('client'), 'phone');
-    const shown = await page.goto(splashFor('javascript:alert(1)'));
+    const shown = await page.goto(craftedLink('javascript:alert(1)'));
     expect(shown?.status()).toBe(400);
     expect(await messageCode(page)).toBe('bad_request');
     // The way on: the sign-in page without the refused URL.
@@ -418,7 +423,7 @@ describe('bad input through the real stack', () => {
 
   /** GET the splash page with a cookie jar; its CSRF token. */
   async function formToken(jar: string): Promise<string> {
-    const { stdout } = await net.curl(net.client, ['-c', jar, '-b', jar, splashFor(`${net.originUrl}x`)]);
+    const { stdout } = await net.curl(net.client, ['-c', jar, '-b', jar, craftedLink(`${net.originUrl}x`)]);
     const token = /name="csrf"[^>]*value="([^"]*)"|value="([^"]*)"[^>]*name="csrf"/.exec(stdout);
     expect(token, stdout).not.toBeNull();
     return token?.[1] ?? token?.[2] ?? '';

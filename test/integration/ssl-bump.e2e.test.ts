@@ -10,9 +10,11 @@ import { dbPath, parseConfig } from '../../lib/config/load.ts';
 import type { ConfigInput } from '../../lib/config/schema.ts';
 import { openDatabase, type Db } from '../../lib/store/database.ts';
 import { SessionStore } from '../../lib/store/session-store.ts';
+import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
 import { OWN_CA_SUBJECT } from '../../squid-conf/tls-setup.ts';
 import { ROOT, startLab, type Lab } from '../harness/lab.ts';
 import { createNetns, netnsName, removeStaleNetns, type Netns } from '../harness/netns.ts';
+import { portalLocation, signedPortal } from '../harness/portal-url.ts';
 import { freePort, waitForPort, type Started } from '../harness/processes.ts';
 import { run, type RunResult } from '../harness/run.ts';
 import { squidOpenssl, startSquid, type RunningSquid } from '../harness/squid-openssl.ts';
@@ -109,6 +111,7 @@ beforeAll(async () => {
     baseUrl: lab.doormanUrl,
     directoryHosts: [],
     isIdentified: (ip) => sessions.find({ kind: 'ip', value: ip }) !== undefined,
+    portalUrls: new PortalUrlSigner('the ssl-bump test’s secret', systemClock),
   });
   icap = createIcapServer({
     ...service,
@@ -251,7 +254,6 @@ async function fetchFrom(client: Netns, trust: string, url = URL): Promise<Fetch
   };
 }
 
-const splash = (url: string) => `${lab.doormanUrl}portal/?url=${encodeURIComponent(url)}`;
 const doormanIssuer = OWN_CA_SUBJECT.slice(1).replace('/', '; ');
 
 describe('ssl-bump (squid.intercept.tls.mode bump)', () => {
@@ -272,7 +274,7 @@ describe('ssl-bump (squid.intercept.tls.mode bump)', () => {
     const got = await fetchFrom(stranger, doormanCaCert);
     expect(got.exit, `${got.stderr}\n${logs()}`).toBe(0);
     expect(got.status).toBe('302');
-    expect(got.location).toBe(splash(URL));
+    expect(portalLocation(got.location)).toEqual(signedPortal(`${lab.doormanUrl}portal/`, URL));
     // decrypted by Squid with a certificate Doorman's CA signed for the origin's name
     expect(got.issuer).toBe(doormanIssuer);
     expect(asked).toContain(`GET ${URL}`);

@@ -16,8 +16,9 @@ export interface FormView {
   mode: FormMode;
   /** The hidden CSRF field (see SplashCsrf). */
   csrf: string;
-  /** The original URL (already checked), or ''. */
+  /** The original URL as the ICAP service signed it, and its signature (see destination.ts); '' for none. */
   url: string;
+  sig: string;
   /** The usage policy, plain text; '' for none. */
   policy: string;
   /** What was typed as the user name, shown again after a refusal. Never the password. */
@@ -74,6 +75,7 @@ export function formPage(view: FormView): string {
       <form id="portal-form" method="post" action="${paths.root}">
         <input type="hidden" name="csrf" value="${view.csrf}" />
         <input type="hidden" name="url" value="${view.url}" />
+        <input type="hidden" name="sig" value="${view.sig}" />
         ${
           credentials &&
           html`<div class="field">

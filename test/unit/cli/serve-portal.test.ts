@@ -14,6 +14,7 @@ import { GroupCommit } from '../../../lib/store/group-commit.ts';
 import { DeviceGroupStore } from '../../../lib/store/device-group-store.ts';
 import { PortalSettingsStore } from '../../../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../../../lib/store/session-store.ts';
+import { PortalUrlSigner } from '../../../lib/security/portal-url-signature.ts';
 import { useTempDb } from '../../support/temp-db.ts';
 import { reqmod } from '../icap-server/fixtures.ts';
 
@@ -52,6 +53,7 @@ beforeEach(() => {
 });
 
 function service() {
+  const signer = new PortalUrlSigner('the serve-portal test’s secret', clock);
   return portalFromStores(() => stores, BASE, {
     clock,
     findMac: (ip) => {
@@ -61,6 +63,7 @@ function service() {
       return Promise.resolve(found);
     },
     log: (line) => logged.push(line),
+    portalUrls: () => signer,
   });
 }
 
@@ -121,15 +124,19 @@ describe('portalFromStores: registration mode', () => {
     macs.set('2001:db8::10', onLink('2001:db8::10'));
     const portal = service();
     expect(await status(portal.decide(request('2001:DB8::10')))).toBe(204);
+    // Bound to the device's MAC until one idle timeout from now (the neighbour table's answer), not the
+    // clear date.
     expect(stores.sessions.find({ kind: 'ip', value: '2001:db8::10' })).toMatchObject({
       username: 'alice',
       source: 'registration',
-      expiresAt: CLEAR_AT,
+      mac: MAC,
+      expiresAt: clock.now() + 15 * 60_000,
       idleTimeoutMs: 15 * 60_000,
     });
-    // From now on the binding identifies it: no second lookup.
+    // The session helper names it from now on; ICAP, asked only when the helper refused the binding and
+    // knowing no MAC, looks at the neighbour table again rather than trust the address.
     expect(await status(portal.decide(request('2001:db8::10')))).toBe(204);
-    expect(macAsked).toEqual(['2001:db8::10']);
+    expect(macAsked).toEqual(['2001:db8::10', '2001:db8::10']);
   });
 
   it('an IPv4 client whose MAC is registered (Squid had none for it) is let through and bound, so it is named', async () => {
@@ -141,10 +148,11 @@ describe('portalFromStores: registration mode', () => {
     expect(stores.sessions.find({ kind: 'ip', value: '10.91.0.7' })).toMatchObject({
       username: 'alice',
       source: 'registration',
-      expiresAt: CLEAR_AT,
+      mac: MAC,
+      expiresAt: clock.now() + 30 * 60_000,
     });
     expect(await status(portal.decide(request('10.91.0.7')))).toBe(204);
-    expect(macAsked).toEqual(['10.91.0.7']);
+    expect(macAsked).toEqual(['10.91.0.7', '10.91.0.7']);
   });
 
   it('an unregistered MAC, a MAC that is not found, a failed lookup: the splash page (302), nothing bound', async () => {

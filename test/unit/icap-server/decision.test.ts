@@ -14,11 +14,16 @@ import { CAPTIVE_PROBES, isCaptivePortalProbe } from '../../../icap-server/capti
 import { IcapParser, type ReqmodRequest } from '../../../icap-server/parser.ts';
 import { portalIstag, portalService } from '../../../icap-server/portal-service.ts';
 import type { Decision } from '../../../icap-server/server.ts';
+import { ManualClock } from '../../../lib/clock.ts';
+import { PortalUrlSigner } from '../../../lib/security/portal-url-signature.ts';
 import { reqmod } from './fixtures.ts';
 
 const BASE = 'http://doorman.example.lan:8180/';
 const PORTAL = `${BASE}portal/`;
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8';
+const CLIENT = '10.91.0.2';
+const clock = new ManualClock(Date.UTC(2026, 5, 1, 9));
+const SIGNER = new PortalUrlSigner('a secret of the test', clock);
 
 const settings = (garden: Partial<PortalDecisionSettings['walledGarden']> = {}): PortalDecisionSettings => ({
   mode: 'authentication',
@@ -45,6 +50,7 @@ function decideAny(
     baseUrl: BASE,
     directoryHosts: ['dc1.example.lan'],
     isIdentified: () => false,
+    portalUrls: SIGNER,
     ...input,
     request: {
       clientIp: '10.91.0.2',
@@ -68,13 +74,13 @@ function authorityOf(target: string): string | undefined {
   return end < 0 ? rest : rest.slice(0, end);
 }
 
+/** The splash page's address for `url`, signed for the client at `ip` (see portal-url-signature.ts). */
+const portalFor = (url: string, ip = CLIENT) =>
+  `${PORTAL}?url=${encodeURIComponent(url)}&sig=${SIGNER.sign(url, ip)}`;
 const redirectTo = (url: string | undefined): Decision => ({
   kind: 'respond',
   status: 302,
-  headers: {
-    Location: url === undefined ? PORTAL : `${PORTAL}?url=${encodeURIComponent(url)}`,
-    'Cache-Control': 'no-store',
-  },
+  headers: { Location: url === undefined ? PORTAL : portalFor(url), 'Cache-Control': 'no-store' },
 });
 const NO_CHANGE: Decision = { kind: 'no-change' };
 const status = (decision: Decision) => (decision.kind === 'respond' ? decision.status : 204);
@@ -213,7 +219,7 @@ describe('decidePortal: the answer to everyone else', () => {
 
   it('511: Network Authentication Required with no-store and a page linking to the portal', () => {
     const decision = decide({ method: 'POST', target: 'http://example.com/form?a=<b>' });
-    const link = `${PORTAL}?url=${encodeURIComponent('http://example.com/form?a=<b>')}`;
+    const link = portalFor('http://example.com/form?a=<b>').replaceAll('&', '&amp;');
     expect(decision).toMatchObject({
       kind: 'respond',
       status: 511,
@@ -268,12 +274,30 @@ describe('the original URL', () => {
     expect(decide({ target: `${longest}a` })).toEqual(redirectTo(undefined));
   });
 
+  it('is signed for the client’s address and a time (sig=), so the splash page follows only what ICAP sent', () => {
+    const url = 'http://example.com/page?a=1';
+    const location = (request: Partial<PortalRequest>) => {
+      const decision = decide(request);
+      return new URL(decision.kind === 'respond' ? (decision.headers?.Location ?? '') : '');
+    };
+    const sent = location({ clientIp: '::ffff:10.91.0.2' }).searchParams;
+    expect(sent.get('url')).toBe(url);
+    // Bound to the address in its one spelling, the one the splash page sees.
+    expect(SIGNER.verify(url, CLIENT, sent.get('sig') ?? '')).toEqual({ ok: true });
+    expect(SIGNER.verify(url, '10.91.0.3', sent.get('sig') ?? '')).toEqual({ ok: false, reason: 'forged' });
+    expect(SIGNER.verify('http://evil.example/', CLIENT, sent.get('sig') ?? '')).toMatchObject({ ok: false });
+    // No client address: nothing to bind a signature to, so no URL at all (the portal lands on its own page).
+    expect(location({ clientIp: undefined }).href).toBe(PORTAL);
+    expect(location({ clientIp: 'not an address' }).href).toBe(PORTAL);
+  });
+
   it('is percent-encoded into ?url= so that decoding gives it back, bytes past ASCII as they came', () => {
     const url = 'http://example.com/a%20b?x=1&y=%2F&z=/#?+';
     const decision = decide({ target: url });
     const location = decision.kind === 'respond' ? (decision.headers?.Location ?? '') : '';
     expect(new URL(location).searchParams.get('url')).toBe(url);
-    expect(location.slice(location.indexOf('?url=') + 5)).not.toMatch(/[&=?/#:+ ]/);
+    const encoded = location.slice(location.indexOf('?url=') + 5, location.indexOf('&sig='));
+    expect(encoded).not.toMatch(/[&=?/#:+ ]/);
     // The target arrives as Latin-1 text, one character per byte: UTF-8 "é" is two of them.
     const utf8 = Buffer.from('http://example.com/é', 'utf8').toString('latin1');
     expect(percentEncode(utf8)).toBe('http%3A%2F%2Fexample.com%2F%C3%A9');
@@ -364,6 +388,7 @@ describe('portalService: the adapter for createIcapServer', () => {
       baseUrl: BASE,
       directoryHosts: [],
       isIdentified: (ip) => identifiedIps.has(ip),
+      portalUrls: SIGNER,
     });
     const squid = (icapHeaders: string[], httpHeaders = ['Host: 10.92.0.2', 'Accept: text/html']) =>
       sync(
@@ -393,6 +418,7 @@ describe('portalService: the adapter for createIcapServer', () => {
         baseUrl,
         directoryHosts,
         isIdentified: () => false,
+        portalUrls: SIGNER,
       }).istag;
     const istag = make(BASE, ['dc1']);
     const first = istag();

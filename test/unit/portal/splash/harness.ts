@@ -6,11 +6,12 @@ import { configSchema, type ConfigInput } from '../../../../lib/config/schema.ts
 import type { DirectoryError } from '../../../../lib/directory/errors.ts';
 import type { PasswordCheck } from '../../../../lib/directory/password-check.ts';
 import type { MacLookup } from '../../../../lib/net/mac-lookup.ts';
+import { PortalUrlSigner } from '../../../../lib/security/portal-url-signature.ts';
 import { ProxyKeyCheck } from '../../../../lib/security/proxy-key.ts';
 import { ApiKeyStore } from '../../../../lib/store/api-key-store.ts';
 import { openDatabase, type Db } from '../../../../lib/store/database.ts';
 import { DeviceGroupStore } from '../../../../lib/store/device-group-store.ts';
-import { GroupCommit } from '../../../../lib/store/group-commit.ts';
+import { GroupCommit, type Commits } from '../../../../lib/store/group-commit.ts';
 import {
   PortalSettingsStore,
   type PortalSettingsPatch,
@@ -86,25 +87,37 @@ export class FakeMacs {
 export class Browser extends PortalBrowser {
   readonly #splash: Splash;
 
+  readonly from: string;
+
   constructor(splash: Splash, from: string) {
     super((options) => splash.send({ ...options, from }));
     this.#splash = splash;
+    this.from = from;
   }
 
-  /** GET the splash page (with ?url=), then post its form with these fields (csrf and url from the page). */
-  async submit(fields: Record<string, string>, url?: string): Promise<{ page: Reply; reply: Reply }> {
+  /**
+   * GET the splash page (with ?url= signed for this browser's address, as the ICAP service sends it, or as
+   * `query` says), then post its form with these fields (csrf, url and sig from the page).
+   */
+  async submit(
+    fields: Record<string, string>,
+    url?: string,
+    query = url === undefined ? '' : this.#splash.signedQuery(url, this.from),
+  ): Promise<{ page: Reply; reply: Reply }> {
     const base = this.#splash.base;
-    const page = await this.get(
-      `${base}portal/${url === undefined ? '' : `?url=${encodeURIComponent(url)}`}`,
-    );
+    const page = await this.get(`${base}portal/${query === '' ? '' : `?${query}`}`);
     const reply = await this.post(`${base}portal/`, {
       csrf: hiddenOf(page, 'csrf'),
       url: hiddenOf(page, 'url'),
+      sig: hiddenOf(page, 'sig'),
       ...fields,
     });
     return { page, reply };
   }
 }
+
+/** The secret the test's ICAP side and splash page share (doorman serve: the proxy key). */
+export const URL_SECRET = 'the splash tests’ secret';
 
 /** A hidden field of the page's form, HTML entities decoded. */
 export function hiddenOf(reply: Reply, name: string): string {
@@ -136,6 +149,10 @@ export interface Splash {
   base: string;
   send(options: SendOptions): Promise<Reply>;
   browser(from?: string): Browser;
+  /** Signs original URLs as the ICAP service does (same secret, same clock). */
+  portalUrls: PortalUrlSigner;
+  /** `url=…&sig=…` for `url`, signed for a client at `ip`. */
+  signedQuery(url: string, ip: string): string;
   /** Change the portal settings (as the CLI does). */
   set(patch: PortalSettingsPatch): Promise<void>;
   /** Every session row, live or not, as stored. */
@@ -149,7 +166,11 @@ export interface Splash {
 export async function startSplash(
   config: ConfigInput = {},
   deps: Partial<Pick<SplashDeps, 'signInLimit' | 'failedAttempts'>> = {},
-  options: { file?: boolean } = {},
+  options: {
+    file?: boolean;
+    /** Wraps the web app's group commits (to act between a request's reads and its write). */
+    commits?: (real: Commits) => Commits;
+  } = {},
 ): Promise<Splash> {
   const dir = options.file === true ? mkdtempSync(join(tmpdir(), 'doorman-splash-')) : undefined;
   const file = dir === undefined ? undefined : join(dir, 'doorman.db');
@@ -162,15 +183,17 @@ export async function startSplash(
   const macs = new FakeMacs();
   const logs: string[] = [];
   const parsed = configSchema.parse({ trustedProxies: [], ...config });
+  const portalUrls = new PortalUrlSigner(URL_SECRET, clock);
+  const commits = new GroupCommit(db, { clock });
   const app = createApp({
     config: parsed,
     sessions,
-    commits: new GroupCommit(db, { clock }),
+    commits: options.commits?.(commits) ?? commits,
     apiKeys: new ApiKeyStore(db, clock),
     clock,
     log: (l) => logs.push(l),
     proxyKey: new ProxyKeyCheck(PROXY_KEY),
-    splash: { settings, deviceGroups: groups, directory, findMac: macs.find, ...deps },
+    splash: { settings, deviceGroups: groups, directory, findMac: macs.find, portalUrls, ...deps },
   });
   const server = await startServer(app, [
     { host: '127.0.0.1', port: 0 },
@@ -194,6 +217,8 @@ export async function startSplash(
       return sendTo(target, o);
     },
     browser: (from = '127.0.0.1') => new Browser(splash, from),
+    portalUrls,
+    signedQuery: (url, ip) => `url=${encodeURIComponent(url)}&sig=${portalUrls.sign(url, ip)}`,
     set: async (patch) => {
       const saved = await settings.update(patch);
       if (!saved.ok) throw new Error(JSON.stringify(saved.problems));

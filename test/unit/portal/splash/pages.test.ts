@@ -126,6 +126,35 @@ describe('Usage Agreement Only', () => {
     expectPage(reply, 403, 'no_device_group');
     expect(s.rows()).toEqual([]);
   });
+
+  it('decides the group inside the write: a group switched off after the request was read leaves no session', async () => {
+    // The deactivation lands between the request's own reads and the group commit's write, as when
+    // `doorman device-group set --inactive` commits while the Accept waits for its transaction.
+    const between: { deactivate?: () => Promise<unknown> } = {};
+    const s = (splash = await startSplash(
+      {},
+      {},
+      {
+        commits: (real) => ({
+          run: async (write) => {
+            await between.deactivate?.();
+            return real.run(write);
+          },
+        }),
+      },
+    ));
+    await s.set({ mode: 'agreement', policyText: 'Be nice.' });
+    const lab = await s.groups.create({ name: 'Lab', cidrs: ['127.0.0.0/24'] });
+    between.deactivate = async () => {
+      const changed = await s.groups.setActive(lab.id, false);
+      // The sweep ran and found nothing yet: the Accept's session was not written.
+      expect(changed.endedSessions).toBe(0);
+    };
+    const { reply } = await s.browser().submit({}, ORIGINAL);
+    expectPage(reply, 403, 'no_device_group');
+    expect(s.rows()).toEqual([]);
+    expect(s.logs.join('\n')).not.toContain('accepted the usage policy');
+  });
 });
 
 describe('Authentication', () => {
@@ -427,6 +456,75 @@ describe('CSRF', () => {
     expect(late.text).toContain('href="/portal/"');
     expect(s.directory.calls).toEqual([]);
     expect(s.rows()).toEqual([]);
+  });
+});
+
+describe('after the sign-in, only a URL the ICAP service signed is followed', () => {
+  const PHISH = 'https://evil.example/sign-in-again';
+
+  it('a crafted portal/?url= link: the form carries no URL, and the sign-in ends on portal/done', async () => {
+    const s = await start('authentication');
+    const b = s.browser('127.0.0.2');
+    const { page, reply } = await b.submit(
+      { username: 'alice', password: PASSWORD },
+      PHISH,
+      `url=${encodeURIComponent(PHISH)}`,
+    );
+    expectPage(page, 200, undefined);
+    expect(hiddenOf(page, 'url')).toBe('');
+    expect(hiddenOf(page, 'sig')).toBe('');
+    expect(reply).toMatchObject({ status: 303, headers: { location: '/portal/done' } });
+    expect(s.sessions.find({ kind: 'ip', value: '127.0.0.2' })).toMatchObject({ username: 'alice' });
+  });
+
+  it.each([
+    ['no signature', (_s: Splash) => ''],
+    ['a signature for another device', (s: Splash) => s.portalUrls.sign(PHISH, '127.0.0.9')],
+    ['a signature for another URL', (s: Splash) => s.portalUrls.sign(ORIGINAL, '127.0.0.2')],
+    ['a malformed signature', () => 'x'.repeat(40)],
+    ['an oversized signature', () => '1'.repeat(5000)],
+  ])('a crafted form with %s: signed in, then portal/done, and the log says why', async (_what, sigOf) => {
+    const s = await start('authentication');
+    const b = s.browser('127.0.0.2');
+    const page = await b.get('/portal/');
+    const reply = await b.post('/portal/', {
+      csrf: hiddenOf(page, 'csrf'),
+      url: PHISH,
+      sig: sigOf(s),
+      username: 'alice',
+      password: PASSWORD,
+    });
+    expect(reply).toMatchObject({ status: 303, headers: { location: '/portal/done' } });
+    expect(s.logs.join('\n')).toMatch(
+      /127\.0\.0\.2: not going on to the url given \((missing|forged|malformed)\)/,
+    );
+  });
+
+  it('a signed URL left open past its lifetime (10 minutes) ends on portal/done too', async () => {
+    const s = await start('agreement');
+    await s.groups.create({ name: 'Lab', cidrs: ['127.0.0.0/24'] });
+    const b = s.browser();
+    const page = await b.get(`/portal/?${s.signedQuery(ORIGINAL, '127.0.0.1')}`);
+    expect(hiddenOf(page, 'url')).toBe(ORIGINAL);
+    s.clock.advance(10 * 60_000);
+    const reply = await b.post('/portal/', {
+      csrf: hiddenOf(page, 'csrf'),
+      url: ORIGINAL,
+      sig: hiddenOf(page, 'sig'),
+    });
+    expect(reply).toMatchObject({ status: 303, headers: { location: '/portal/done' } });
+    expect(s.logs).toContainEqual('portal: 127.0.0.1: not going on to the url given (expired)');
+  });
+
+  it('a connected device is offered "Continue to" only for a signed URL', async () => {
+    const s = await start('authentication');
+    await s.browser().submit({ username: 'alice', password: PASSWORD });
+    const b = s.browser();
+    const crafted = await b.get(`/portal/?url=${encodeURIComponent(PHISH)}`);
+    expectPage(crafted, 200, 'connected');
+    expect(crafted.text).not.toContain('evil.example');
+    const signed = await b.get(`/portal/?${s.signedQuery(ORIGINAL, '127.0.0.1')}`);
+    expect(signed.text).toContain('id="next"');
   });
 });
 

@@ -21,6 +21,7 @@ describe('splash views', () => {
       mode: 'registration',
       csrf: NASTY,
       url: NASTY,
+      sig: NASTY,
       policy: NASTY,
       username: NASTY,
       device: { mac: NASTY, randomised: true },
@@ -46,7 +47,7 @@ describe('splash views', () => {
   });
 
   it('give each form field a label and the fields in order: name, password, policy, box, button', () => {
-    const page = formPage({ paths, mode: 'authentication', csrf: 't', url: '', policy: 'Be kind.' });
+    const page = formPage({ paths, mode: 'authentication', csrf: 't', url: '', sig: '', policy: 'Be kind.' });
     const order = ['id="username"', 'id="password"', 'id="policy"', 'id="agree"', 'id="continue"'].map((id) =>
       page.indexOf(id),
     );
@@ -56,10 +57,10 @@ describe('splash views', () => {
   });
 
   it('shows the agreement mode without sign-in fields, and no box to tick without a policy', () => {
-    const agreement = formPage({ paths, mode: 'agreement', csrf: 't', url: '', policy: 'Be kind.' });
+    const agreement = formPage({ paths, mode: 'agreement', csrf: 't', url: '', sig: '', policy: 'Be kind.' });
     expect(agreement).not.toContain('id="username"');
     expect(agreement).not.toContain('id="agree"');
-    const noPolicy = formPage({ paths, mode: 'authentication', csrf: 't', url: '', policy: '  ' });
+    const noPolicy = formPage({ paths, mode: 'authentication', csrf: 't', url: '', sig: '', policy: '  ' });
     expect(noPolicy).not.toContain('id="agree"');
     expect(noPolicy).not.toContain('id="policy"');
   });
