@@ -11,6 +11,8 @@ interface Cached {
   idleTimeoutMs: number | undefined;
   /** The DB's last_seen when this was read: the latest time any helper process had written. */
   lastSeen: number;
+  /** An address binding's device (lib/portal/address-binding.ts). */
+  mac: string | undefined;
 }
 
 /** Cache entries kept at most; past it the cache starts over (cheap, and bounded). */
@@ -26,6 +28,11 @@ const MAX_CACHED = 200_000;
  * id (`ac-bf-73-ff-fe-0d-2f-93`), never the MAC: Squid does not read the IPv6 neighbour table. So only a
  * 6-byte unicast MAC (':' or '-') is looked up; zeros, an EUI-64, a group address or `-` mean "no MAC"
  * (an IPv6 registration is found through its address binding, a session on the IP).
+ *
+ * An address binding names the device it was made for (its MAC): when Squid gives a real MAC for the client
+ * and it is another one, the binding is not this client's (the registered device left, another took the
+ * address) and is passed over; the client's own MAC is looked up instead. Its end is fixed (expires_at),
+ * so the traffic of whoever holds the address never prolongs it.
  *
  * Answers come from an in-process cache that is dropped whenever another process commits to the DB
  * (PRAGMA data_version, checked once per batch of input), so a login or logout is seen by the next batch;
@@ -76,16 +83,22 @@ export class SessionLookup {
     const ip = normaliseIp(ipField);
     if (ip === undefined) return bh(`not an IP address: ${JSON.stringify(ipField.slice(0, 64))}`);
     const now = this.#clock.now();
+    const mac = macField === undefined ? undefined : classifyMac(macField);
+    // All zeros names no device (a routed client); anything that is not an EUI-48 (Squid's "-", an IPv6
+    // client's EUI-64, an acl argument) is not a MAC; a group address never sends a request.
+    const squidMac = mac?.kind === 'unicast' ? mac.mac : undefined;
+    const byIp = this.#live({ kind: 'ip', value: ip }, now);
+    // An address binding made for another device than the one Squid names is not this client's.
+    const anotherDevice = byIp?.mac !== undefined && squidMac !== undefined && byIp.mac !== squidMac;
     const found =
-      this.#live({ kind: 'ip', value: ip }, now) ??
-      (macField === undefined ? undefined : this.#byMac(macField, now));
+      (anotherDevice ? undefined : byIp) ??
+      (squidMac === undefined ? undefined : this.#live({ kind: 'mac', value: squidMac }, now));
     if (found === undefined) return err();
     this.#seen.set(found.id, now);
     if (found.idleTimeoutMs !== undefined) this.#answered.set(found.id, now);
     return ok([['user', found.username]]);
   }
 
-  /** Write collected "last seen" times. */
   /**
    * Write collected "last seen" times, at most `limit` of them (a transaction of 100,000 updates would hold
    * the helper and the DB's write lock for a fifth of a second; the rest waits for the next call). Returns
@@ -108,13 +121,6 @@ export class SessionLookup {
     return this.#seen.size;
   }
 
-  #byMac(field: string, now: number): Cached | undefined {
-    // All zeros names no device (a routed client); anything that is not an EUI-48 (Squid's "-", an IPv6
-    // client's EUI-64, an acl argument) is not a MAC; a group address never sends a request.
-    const mac = classifyMac(field);
-    return mac.kind === 'unicast' ? this.#live({ kind: 'mac', value: mac.mac }, now) : undefined;
-  }
-
   #live(key: SessionKey, now: number): Cached | undefined {
     const cacheKey = `${key.kind}:${key.value}`;
     let entry = this.#cache.get(cacheKey);
@@ -127,6 +133,7 @@ export class SessionLookup {
             expiresAt: session.expiresAt,
             idleTimeoutMs: session.idleTimeoutMs,
             lastSeen: session.lastSeen,
+            mac: session.mac,
           }
         : null;
       this.#cache.set(cacheKey, entry);

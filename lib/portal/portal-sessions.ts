@@ -84,8 +84,14 @@ export function startPortalSession(
  * still answers OK for it. Erring that way only shows the sign-in form to a device that is still connected
  * (signing in again replaces the session); erring the other way would send a device the helper has already
  * refused from the splash page back to ICAP's redirect, a loop.
+ *
+ * An address binding with a MAC (lib/portal/address-binding.ts) identifies only the device with that MAC:
+ * it counts only when `clientMac` (normaliseMac form) is that MAC. A caller that does not know the client's
+ * MAC (the ICAP decision) never counts one: the helper refused it (another device on the address, or its end
+ * passed), and in registration mode the decision looks at the neighbour table instead.
  */
-export function isLive(session: Session, now: number): boolean {
+export function isLive(session: Session, now: number, clientMac?: string): boolean {
+  if (session.mac !== undefined && session.mac !== clientMac) return false;
   if (session.expiresAt !== undefined && session.expiresAt <= now) return false;
   return session.idleTimeoutMs === undefined || now - session.lastSeen <= session.idleTimeoutMs;
 }
@@ -96,9 +102,10 @@ export function liveSessionFor(
   keys: readonly SessionKey[],
   now: number,
 ): Session | undefined {
+  const mac = keys.find((key) => key.kind === 'mac')?.value;
   for (const key of keys) {
     const found = sessions.find(key);
-    if (found !== undefined && isLive(found, now)) return found;
+    if (found !== undefined && isLive(found, now, mac)) return found;
   }
   return undefined;
 }

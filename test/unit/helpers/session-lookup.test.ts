@@ -10,6 +10,7 @@ import {
   portalSessionLimits,
   registrationExpiry,
 } from '../../../lib/portal/session-limits.ts';
+import { addressBinding } from '../../../lib/portal/address-binding.ts';
 import { DEFAULT_PORTAL_SETTINGS } from '../../../lib/portal/settings.ts';
 import type { HelperReply, HelperRequest } from '../../../lib/helper-protocol/message.ts';
 import { openDatabase } from '../../../lib/store/database.ts';
@@ -579,5 +580,48 @@ describe('portal sessions: idle, hard and date limits as the splash page sets th
     expect(ask('fd00::6')).toBe('OK user=carol');
     clock.set(midnight);
     expect(ask('fd00::6')).toBe('ERR');
+  });
+});
+
+describe('address bindings follow the device, not the address (issue 13)', () => {
+  const MINUTE = 60_000;
+  const CAROL = '3a:48:7a:63:96:26';
+  const NEWCOMER = '3a:48:7a:00:00:99';
+  /** A registration and its binding on `address`, made as the ICAP decision makes them, idle timeout 1 min. */
+  function bound(address: string): void {
+    const registration = portal.start({ key: mac(CAROL), username: 'carol', source: 'registration' });
+    portal.start(
+      addressBinding(registration, address, { ...DEFAULT_PORTAL_SETTINGS, idleTimeoutMinutes: 1 }),
+    );
+  }
+
+  it('is refused when Squid names another device on the address; kept for its own MAC or when Squid has none', () => {
+    bound('10.0.0.2');
+    expect(ask('10.0.0.2', CAROL)).toBe('OK user=carol');
+    expect(ask('10.0.0.2', '00:00:00:00:00:00')).toBe('OK user=carol');
+    expect(ask('10.0.0.2', '-')).toBe('OK user=carol');
+    expect(ask('10.0.0.2', NEWCOMER)).toBe('ERR');
+    expect(ask('10.0.0.2', NEWCOMER.toUpperCase().replaceAll(':', '-'))).toBe('ERR');
+    // The newcomer's own registration names it.
+    portal.start({ key: mac(NEWCOMER), username: 'dave', source: 'registration' });
+    expect(ask('10.0.0.2', NEWCOMER)).toBe('OK user=dave');
+  });
+
+  it("ends one idle timeout after it was made, however much traffic the address's holder sends", () => {
+    bound('10.0.0.2');
+    for (let t = 0; t < MINUTE; t += 10_000) {
+      clock.set(T0 + t);
+      expect(ask('10.0.0.2', '-'), `at +${t} ms`).toBe('OK user=carol');
+      lookup.flushSeen();
+    }
+    clock.set(T0 + MINUTE);
+    expect(ask('10.0.0.2', '-')).toBe('ERR');
+    clock.set(T0 + 2.5 * MINUTE);
+    expect(ask('10.0.0.2', '-')).toBe('ERR');
+  });
+
+  it('a binding from before schema 6 (no MAC) still names its user', () => {
+    portal.start({ key: ip('fd00::5'), username: 'carol', source: 'registration', idleTimeoutMs: MINUTE });
+    expect(ask('fd00::5', NEWCOMER)).toBe('OK user=carol');
   });
 });

@@ -22,13 +22,15 @@ const settings = (idleTimeoutMinutes: number | null): PortalSettings => ({
 });
 
 describe('addressBinding', () => {
-  it("binds the normalised IP to the registration's user, expiry and the idle timeout", () => {
+  it("binds the normalised IP to the registration's user, MAC and expiry, ending one idle timeout after it starts", () => {
     expect(addressBinding(registration, '2001:DB8:0:0::10', settings(15))).toEqual({
       key: { kind: 'ip', value: '2001:db8::10' },
       username: 'alice',
       source: 'registration',
+      mac: '52:54:00:12:34:56',
       expiresAt: 1_800_000_000_000,
       idleTimeoutMs: 15 * 60_000,
+      lifetimeMs: 15 * 60_000,
     });
   });
 
@@ -39,7 +41,9 @@ describe('addressBinding', () => {
       key: { kind: 'ip', value: '10.0.0.5' },
       username: 'alice',
       source: 'registration',
+      mac: '52:54:00:12:34:56',
       idleTimeoutMs: 60 * 60_000,
+      lifetimeMs: 60 * 60_000,
     });
     expect('expiresAt' in binding).toBe(false);
   });

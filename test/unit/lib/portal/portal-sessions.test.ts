@@ -4,6 +4,7 @@ import {
   agreementSession,
   authenticationSession,
   isLive,
+  liveSessionFor,
   registrationSession,
   secondsRemaining,
   startPortalSession,
@@ -93,11 +94,13 @@ describe('the sessions the splash page starts (the state table)', () => {
         settings: s,
       },
     );
+    // Its end is fixed, one idle timeout from now (before the clear date), and it names the device.
     expect(v6.binding).toMatchObject({
       key: { kind: 'ip', value: '2001:db8::5' },
       username: 'alice',
       source: 'registration',
-      expiresAt: localMidnight('2026-09-01'),
+      mac: '3c:22:fb:12:34:56',
+      expiresAt: NOW + 15 * 60_000,
       idleTimeoutMs: 15 * 60_000,
     });
     expect(sessions.list()).toHaveLength(3);
@@ -124,6 +127,33 @@ describe('isLive and secondsRemaining', () => {
     expect(isLive(s, NOW + 60_001)).toBe(false);
     expect(isLive(session({}), NOW + 1e12)).toBe(true);
     expect(isLive(session({ expiresAt: NOW + 10 }), NOW + 10)).toBe(false);
+  });
+
+  it('counts an address binding with a MAC only for a client known to have that MAC', () => {
+    const binding = session({ source: 'registration', mac: '3c:22:fb:12:34:56', expiresAt: NOW + 60_000 });
+    expect(isLive(binding, NOW, '3c:22:fb:12:34:56')).toBe(true);
+    expect(isLive(binding, NOW, '3c:22:fb:00:00:01')).toBe(false);
+    expect(isLive(binding, NOW)).toBe(false);
+    // A binding from before schema 6 has no MAC: the address alone.
+    expect(isLive(session({ source: 'registration', expiresAt: NOW + 60_000 }), NOW)).toBe(true);
+  });
+
+  it('liveSessionFor takes the MAC among the keys as the client’s', () => {
+    const db = openDatabase(':memory:');
+    const sessions = new SessionStore(db, new ManualClock(NOW));
+    const binding = { username: 'alice', source: 'registration', mac: '3c:22:fb:12:34:56' } as const;
+    sessions.start({ ...binding, key: { kind: 'ip', value: '2001:db8::5' }, lifetimeMs: 60_000 });
+    const ipKey = { kind: 'ip', value: '2001:db8::5' } as const;
+    expect(liveSessionFor(sessions, [ipKey, { kind: 'mac', value: '3c:22:fb:12:34:56' }], NOW)).toMatchObject(
+      {
+        key: ipKey,
+      },
+    );
+    expect(
+      liveSessionFor(sessions, [ipKey, { kind: 'mac', value: '3c:22:fb:00:00:01' }], NOW),
+    ).toBeUndefined();
+    expect(liveSessionFor(sessions, [ipKey], NOW)).toBeUndefined();
+    db.close();
   });
 
   it('counts whole seconds to the hard expiry', () => {
