@@ -76,6 +76,18 @@ for _ in range(n):
     print(base64.b64encode(ctx.step()).decode())
 `;
 
+/**
+ * The command that prints `count` fresh initiator tokens (base64, one a line) for the host-based `service`
+ * (`HTTP@proxy.example.test`) from the ccache KRB5CCNAME names: for KDCs other than this one (the AD suite).
+ */
+export function tokenCommand(
+  service: string,
+  count: number,
+  mech: 'spnego' | 'krb5' = 'spnego',
+): [string, string[]] {
+  return [PYTHON, ['-c', TOKEN_SCRIPT, service, String(count), mech]];
+}
+
 function krb5ConfText(port: number): string {
   return `[libdefaults]
     default_realm = ${KDC_REALM}
@@ -208,13 +220,7 @@ export async function startKdc(): Promise<Kdc> {
         });
       },
       async tokens(ccache, service, count, options = {}) {
-        const [command, argv] = withFaketime(options.faketime, PYTHON, [
-          '-c',
-          TOKEN_SCRIPT,
-          service,
-          String(count),
-          options.mech ?? 'spnego',
-        ]);
+        const [command, argv] = withFaketime(options.faketime, ...tokenCommand(service, count, options.mech));
         const out = await run(command, argv, {
           env: clientEnv(ccache, options.krb5Conf === undefined ? {} : { KRB5_CONFIG: options.krb5Conf }),
         });

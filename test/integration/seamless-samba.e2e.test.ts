@@ -8,6 +8,7 @@ import { startSambaAd, type SambaAd } from '../harness/samba-ad.ts';
 import { startSeamlessMember, type SeamlessMember } from '../harness/seamless-member.ts';
 import { createServer, type Server } from 'node:http';
 import { GSS_NTLMSSP_MECH_CONFIG } from '../harness/gss-ntlmssp.ts';
+import { tokenCommand } from '../harness/kdc.ts';
 
 /**
  * Seamless authentication end to end, through a real Squid on the generated include: the proxy joined to a
@@ -132,6 +133,25 @@ describe('seamless authentication through Squid', () => {
     expect(res.headers).toMatch(/^x-doorman-user: alice\r?$/im);
     expect(accessLog()).toMatch(/ alice /);
   });
+
+  // The computer account's HTTP/, host/ and cifs/ names share its key: GSSAPI alone would take any of them.
+  it.each(['host', 'cifs'])(
+    "Kerberos: a ticket for %s/ of the proxy's account gets 407, WRONG_PRINCIPAL in cache.log",
+    async (service) => {
+      const ccache = await ticket('alice');
+      const tokens = await member.exec(...tokenCommand(`${service}@proxy.example.test`, 1), {
+        env: { ...process.env, KRB5_CONFIG: ad.krb5ConfFile, KRB5CCNAME: ccache },
+      });
+      const res = await http(URL_(), {
+        proxy: { host: member.address, port: squidPort },
+        headers: { 'proxy-authorization': `Negotiate ${tokens.stdout.trim()}` },
+      });
+      expect(res.status).toBe(407);
+      expect(cacheLog()).toContain(
+        `Kerberos token refused (WRONG_PRINCIPAL): the ticket is for "${service}/proxy.example.test@EXAMPLE.TEST"`,
+      );
+    },
+  );
 
   it('NTLM: alice passes as alice; a wrong password gets 407', async () => {
     const res = await curl(['--proxy-ntlm', '-U', `EXAMPLE\\alice:${PASSWORD}`]);
