@@ -3,10 +3,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSeamlessService, type SeamlessService } from '../../../../helpers/authd/seamless-service.ts';
 import type { NtlmPool } from '../../../../helpers/authd/ntlm-pool.ts';
 import { systemClock } from '../../../../lib/clock.ts';
-import type { NtlmLeaseKind } from '../../../../lib/seamless/handshake.ts';
+import type { KerberosAcceptor, NtlmLeaseKind } from '../../../../lib/seamless/handshake.ts';
+import type { ProxyService } from '../../../../lib/seamless/proxy-service.ts';
 import { SeamlessSettingsStore } from '../../../../lib/store/seamless-settings-store.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
 import { joinedState } from '../../../support/seamless-state.ts';
+import { mitKerberos } from '../../lib/seamless/krb5-tokens.ts';
 
 const NTLM_NEGOTIATE = 'TlRMTVNTUAABAAAABoIIAAAAAAAAAAAAAAAAAAAAAAA=';
 const ntlmMessage = (type: number) => {
@@ -67,7 +69,12 @@ describe('the seamless service of authd', () => {
     await service?.close();
     service = undefined;
   });
-  const start = (user = () => 'EXAMPLE\\alice') => {
+  const start = (
+    user = () => 'EXAMPLE\\alice',
+    kerberos: (service: ProxyService) => KerberosAcceptor = () => ({
+      accept: () => Promise.reject(new Error('no Kerberos in this test')),
+    }),
+  ) => {
     const store = new SeamlessSettingsStore(db.connect(), { clock: systemClock });
     const pools = fakePools(user);
     const lines: string[] = [];
@@ -76,7 +83,7 @@ describe('the seamless service of authd', () => {
       sambaDir: null,
       dbPath: db.path,
       log: (line) => lines.push(line),
-      kerberos: () => ({ accept: () => Promise.reject(new Error('no Kerberos in this test')) }),
+      kerberos,
       ntlmPool: pools.factory,
     });
     return { store, pools, lines };
@@ -95,6 +102,29 @@ describe('the seamless service of authd', () => {
     expect(await after.ask(`KK ${AUTHENTICATE}`)).toBe('OK user=alice');
     await after.end();
     expect(pools.made).toEqual([{ smbConf: `${db.dir}/samba/smb.conf`, closed: false, leases: ['ntlmssp'] }]);
+  });
+
+  it("gives the Kerberos acceptor the joined proxy's HTTP/ names, and a new acceptor after a re-join", async () => {
+    const services: ProxyService[] = [];
+    const { store } = start(undefined, (service) => {
+      services.push(service);
+      return { accept: () => Promise.resolve({ user: 'alice@EXAMPLE.TEST' }) };
+    });
+    const kerberosToken = mitKerberos().toString('base64');
+    const ask = async () => {
+      const c = connect(service as SeamlessService, 'negotiate');
+      expect(await c.ask(`YR ${kerberosToken}`)).toMatch(/^OK .*user=alice$/);
+      await c.end();
+    };
+    store.save(JOINED);
+    await ask();
+    await ask();
+    store.save({ ...JOINED, proxyFqdn: 'web.example.test', machineName: 'WEB' });
+    await ask();
+    expect(services).toEqual([
+      { realm: 'EXAMPLE.TEST', hosts: ['proxy.example.test', 'PROXY'] },
+      { realm: 'EXAMPLE.TEST', hosts: ['web.example.test', 'WEB'] },
+    ]);
   });
 
   it('refuses a user of another domain than the one joined (ERR)', async () => {
