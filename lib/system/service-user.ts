@@ -6,6 +6,7 @@ import {
   closeSync,
   constants,
   fchownSync,
+  fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -82,8 +83,17 @@ export function dropPrivileges(config: Config): void {
         `${file} is not a regular file (a symbolic link?); refusing to use it`,
       );
     }
-    const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
+      // A second name is a hard link the service user made to a file of root's: giving it away would give
+      // that file away (where fs.protected_hardlinks is off).
+      const opened = fstatSync(fd);
+      if (!opened.isFile() || opened.nlink !== 1) {
+        throw new DoormanError(
+          'PRIVILEGES',
+          `${file} is not a regular file with one name (a hard link?); refusing to use it`,
+        );
+      }
       fchownSync(fd, account.uid, account.gid);
     } finally {
       closeSync(fd);

@@ -1,6 +1,7 @@
 import { execFile as execFileCb, execFileSync } from 'node:child_process';
 import {
   chmodSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -119,6 +120,20 @@ describe('doorman CLI', () => {
     expect(run.stderr).toMatch(
       /doorman\.db-wal is not a regular file \(a symbolic link\?\); refusing to use it/,
     );
+    expect(statSync(target).uid).toBe(0);
+  });
+
+  it('refuses to chown a hard link planted in the state directory (fs.protected_hardlinks may be off)', async () => {
+    const state = join(dir, 'hard-link-state');
+    const target = join(dir, 'precious-too');
+    writeFileSync(target, 'root only\n', { mode: 0o600 });
+    mkdirSync(state, { mode: 0o700 });
+    linkSync(target, join(state, 'doorman.db-shm'));
+    const trapConfig = join(dir, 'hard-link.json');
+    writeFileSync(trapConfig, JSON.stringify({ stateDir: state }));
+    const run = await doorman('sessions', 'list', '--config', trapConfig);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/doorman\.db-shm is not a regular file with one name \(a hard link\?\)/);
     expect(statSync(target).uid).toBe(0);
   });
 
