@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.ts';
 import { dbPath, parseConfig } from '../../lib/config/load.ts';
+import { addressBinding } from '../../lib/portal/address-binding.ts';
+import { DEFAULT_PORTAL_SETTINGS } from '../../lib/portal/settings.ts';
 import { openDatabase, type Db } from '../../lib/store/database.ts';
 import { PORTAL_SESSION_SOURCES } from '../../lib/store/portal-settings-store.ts';
 import { SessionStore, type Session } from '../../lib/store/session-store.ts';
@@ -328,6 +331,52 @@ describe('Device Registration', () => {
     expect(await fetchFrom('client', url, v6)).toEqual({ status: 200, location: '' });
     expect(logged(net.client6, url).at(-1)).toMatch(/ TCP_\w+\/200 \d+ GET \S+ dave /);
   });
+
+  it('an address binding follows the device: a newcomer with another MAC on the address is not named (issue 13)', async () => {
+    await portalMode('registration');
+    const url = `${net.originUrl}newcomer`;
+    // Carol's device registered, and its IPv4 address bound to the registration as the ICAP decision binds it
+    // (when Squid had no MAC for it): with the registration's MAC.
+    const registration = sessions.start({
+      key: { kind: 'mac', value: net.clientMac },
+      username: 'carol',
+      source: 'registration',
+    });
+    sessions.start(addressBinding(registration, net.client.address, DEFAULT_PORTAL_SETTINGS));
+    expect(await fetchFrom('client', url)).toEqual({ status: 200, location: '' });
+    expect(logged(addressOf('client'), url).at(-1)).toMatch(/ TCP_\w+\/200 \d+ GET \S+ carol /);
+
+    // Carol's device leaves; another device (another MAC) takes the address. The proxy learns its MAC from
+    // the next connection (its entry for the address is flushed, as it would go stale and be asked again).
+    const newcomerMac = '02:d0:0d:13:00:99';
+    await setClientMac(newcomerMac);
+    try {
+      // ICAP's MAC lookups are shared for 2 s (lib/net/mac-lookup-cache.ts): let any answer for carol go.
+      await sleep(2100);
+      expect(await fetchFrom('client', url)).toEqual({ status: 302, location: splashFor(url) });
+      expect(logged(addressOf('client'), url).at(-1)).not.toMatch(/ carol /);
+      // Nothing was bound to the newcomer, and carol's binding is still carol's (for her device alone).
+      expect(sessions.find({ kind: 'ip', value: net.client.address })).toMatchObject({
+        username: 'carol',
+        mac: net.clientMac,
+      });
+    } finally {
+      await setClientMac(net.clientMac);
+    }
+    // Carol's device is back on the address: named again.
+    expect(await fetchFrom('client', url)).toEqual({ status: 200, location: '' });
+    expect(logged(addressOf('client'), url).at(-1)).toMatch(/ TCP_\w+\/200 \d+ GET \S+ carol /);
+  });
+
+  /** Give the client's interface another MAC (live: its routes stay) and drop the proxy's entry for it. */
+  async function setClientMac(mac: string): Promise<void> {
+    const links = JSON.parse((await net.client.exec('ip', ['-j', 'link', 'show'])).stdout) as Array<{
+      ifname: string;
+    }>;
+    const ifname = links.find((l) => l.ifname !== 'lo')?.ifname ?? '';
+    await net.client.exec('ip', ['link', 'set', 'dev', ifname, 'address', mac]);
+    execFileSync('ip', ['neigh', 'flush', 'to', net.client.address]);
+  }
 
   it('a routed client (no MAC for the proxy) gets the page saying why (mac_not_found)', async () => {
     await portalMode('registration');
