@@ -27,7 +27,7 @@ export const KerberosRejectCodes = [
   'CLOCK_SKEW',
   /** The authenticator was seen before (the replay cache). */
   'REPLAY',
-  /** The ticket is for a service principal the keytab does not hold, or not an `HTTP/` one. */
+  /** The ticket is for a service other than the proxy's `HTTP/` names, or one the keytab does not hold. */
   'WRONG_PRINCIPAL',
   /** The ticket has expired. */
   'EXPIRED',
