@@ -12,6 +12,10 @@ import { DEFAULT_PORTAL_SETTINGS } from '../../lib/portal/settings.ts';
 import { openDatabase, type Db } from '../../lib/store/database.ts';
 import { PORTAL_SESSION_SOURCES } from '../../lib/store/portal-settings-store.ts';
 import { SessionStore, type Session } from '../../lib/store/session-store.ts';
+import { DeviceGroupStore } from '../../lib/store/device-group-store.ts';
+import { CidrSet } from '../../lib/portal/settings.ts';
+import { PROXY_CLIENT_HEADER, proxyKeyPath, readProxyKey } from '../../lib/security/proxy-key.ts';
+import { http, form, type Response } from '../harness/http.ts';
 import { applyDirectory } from '../harness/apply-directory.ts';
 import { launchChromium, newPage, screenshot, type ViewportName } from '../harness/browser.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
@@ -50,6 +54,8 @@ let policyFile: string;
 let db: Db;
 /** The lab's session DB, from this process (root): the files exist, owned by the service, while serve runs. */
 let sessions: SessionStore;
+/** The lab's proxy key: lets this process (on 127.0.0.1, a trusted proxy) speak for other client addresses. */
+let proxyKey: string;
 const browsers = new Map<string, Browser>();
 
 beforeAll(async () => {
@@ -90,6 +96,7 @@ beforeAll(async () => {
   const config = parseConfig(JSON.parse(readFileSync(lab.configFile, 'utf8')), lab.configFile);
   db = openDatabase(dbPath(config), { mustExist: true });
   sessions = new SessionStore(db, systemClock);
+  proxyKey = readProxyKey(proxyKeyPath(config));
   net.redirect(interceptPort);
 }, 60_000);
 
@@ -180,6 +187,36 @@ const signIn = (user: string, password: string) => async (page: Page) => {
   if ((await page.locator('#agree').count()) > 0) await page.check('#agree');
 };
 const accept = async () => {};
+
+/** GET the splash page with a cookie jar; its CSRF token. */
+async function formToken(jar: string): Promise<string> {
+  const { stdout } = await net.curl(net.client, ['-c', jar, '-b', jar, craftedLink(`${net.originUrl}x`)]);
+  const token = /name="csrf"[^>]*value="([^"]*)"|value="([^"]*)"[^>]*name="csrf"/.exec(stdout);
+  expect(token, stdout).not.toBeNull();
+  return token?.[1] ?? token?.[2] ?? '';
+}
+
+/** POST the splash form from the client namespace (body on stdin: a 10 kB field is no command line). */
+async function postForm(jar: string, fields: Record<string, string>) {
+  const { stdout } = await net.client.exec(
+    'curl',
+    [
+      '-sS',
+      '--max-time',
+      '20',
+      '-b',
+      jar,
+      '-w',
+      '\n%{http_code}',
+      '--data-binary',
+      '@-',
+      `${baseUrl}portal/`,
+    ],
+    { input: new URLSearchParams(fields).toString(), allowFailure: true },
+  );
+  const cut = stdout.lastIndexOf('\n');
+  return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };
+}
 
 /** The message on a portal page: its data-code. */
 const messageCode = (page: Page) => page.getAttribute('#portal-message', 'data-code');
@@ -470,14 +507,6 @@ describe('bad input through the real stack', () => {
     expect(live()).toEqual([]);
   });
 
-  /** GET the splash page with a cookie jar; its CSRF token. */
-  async function formToken(jar: string): Promise<string> {
-    const { stdout } = await net.curl(net.client, ['-c', jar, '-b', jar, craftedLink(`${net.originUrl}x`)]);
-    const token = /name="csrf"[^>]*value="([^"]*)"|value="([^"]*)"[^>]*name="csrf"/.exec(stdout);
-    expect(token, stdout).not.toBeNull();
-    return token?.[1] ?? token?.[2] ?? '';
-  }
-
   it('a 10 kB user name: a clear 4xx (bad_request), nothing recorded', async () => {
     await portalMode('authentication');
     const jar = join(work, 'jar-long');
@@ -504,26 +533,100 @@ describe('bad input through the real stack', () => {
     expect(res.body).toMatch(/data-code="csrf"/);
     expect(live()).toEqual([]);
   });
+});
 
-  /** POST the splash form from the client namespace (body on stdin: a 10 kB field is no command line). */
-  async function postForm(jar: string, fields: Record<string, string>) {
-    const { stdout } = await net.client.exec(
-      'curl',
-      [
-        '-sS',
-        '--max-time',
-        '20',
-        '-b',
-        jar,
-        '-w',
-        '\n%{http_code}',
-        '--data-binary',
-        '@-',
-        `${baseUrl}portal/`,
-      ],
-      { input: new URLSearchParams(fields).toString(), allowFailure: true },
-    );
-    const cut = stdout.lastIndexOf('\n');
-    return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };
+describe('after sign-in, only the URL the ICAP service handed out is followed', () => {
+  const PHISH = 'https://evil.example/sign-in-again';
+
+  it('a crafted portal/?url=https://evil… link: a correct sign-in lands on portal/done, not on that site', async () => {
+    await portalMode('authentication');
+    const { page } = await newPage(await browserIn('client'), 'desktop');
+    await page.goto(craftedLink(PHISH));
+    await signIn('alice', USER_PASSWORD)(page);
+    await Promise.all([page.waitForNavigation(), page.click('#continue')]);
+    expect(page.url()).toBe(`${baseUrl}portal/done`);
+    expect(await messageCode(page)).toBe('connected');
+    await page.context().close();
+    expect(live()).toEqual([{ key: addressOf('client'), username: 'alice', source: 'portal' }]);
+  });
+
+  it('a link ICAP signed for another device leads this one to portal/done too', async () => {
+    await portalMode('authentication');
+    const url = `${net.originUrl}signed-for-routed`;
+    // The routed client's own redirect, taken to the client (as an attacker would pass on theirs).
+    const { stdout } = await net.curl(net.routed, ['-o', '/dev/null', '-w', '%{redirect_url}', ...PAGE, url]);
+    expect(portalLocation(stdout)).toEqual(splashFor(url));
+    const { page } = await newPage(await browserIn('client'), 'phone');
+    await page.goto(stdout);
+    await signIn('alice', USER_PASSWORD)(page);
+    await Promise.all([page.waitForNavigation(), page.click('#continue')]);
+    expect(page.url()).toBe(`${baseUrl}portal/done`);
+    await page.context().close();
+  });
+});
+
+describe('Usage Agreement: a Device Group switched off while Accepts are in flight', () => {
+  /** Addresses this process speaks for through the proxy key (not routed anywhere: the splash page only). */
+  const RACE_NET = '10.123.0';
+
+  /** The form for `ip` as the splash page shows it to that address; then its Accept. */
+  async function claimedForm(ip: string): Promise<{ accept: () => Promise<Response> }> {
+    const target = `http://127.0.0.1:${lab.doormanPort}/portal/`;
+    const claim = { [PROXY_CLIENT_HEADER]: `${proxyKey} ${ip}` };
+    const page = await http(target, { headers: claim });
+    expect(page.status, page.body).toBe(200);
+    const cookie = String(page.headers['set-cookie'] ?? '').split(';')[0] ?? '';
+    const csrf = /name="csrf" value="([^"]*)"/.exec(page.body)?.[1] ?? '';
+    const body = form({ csrf });
+    return {
+      accept: () =>
+        http(target, { method: 'POST', body: body.body, headers: { ...claim, ...body.headers, cookie } }),
+    };
   }
+
+  it("no agreement session outlives its group, and Squid's session helper does not let the device through", async () => {
+    await portalMode('agreement');
+    await lab.cli(
+      'device-group',
+      'add',
+      '--name',
+      'Race',
+      '--cidr',
+      `${addressOf('client')}/32`,
+      '--cidr',
+      `${RACE_NET}.0/24`,
+    );
+    const groups = new DeviceGroupStore(db, { clock: systemClock });
+    // Every active group holding the client (an earlier test's too) is switched off below, and back on after.
+    const holding = groups.list().filter((g) => g.active && new CidrSet(g.cidrs).has(addressOf('client')));
+    const jar = join(work, 'jar-race');
+    const csrf = await formToken(jar);
+    const others = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => claimedForm(`${RACE_NET}.${i + 1}`)),
+    );
+    const url = `${net.originUrl}race`;
+    try {
+      // This process holds the write lock, as another process did in the issue: serve reads the requests
+      // and queues their writes, which wait (retried on timers, for up to 5 s).
+      db.exec('BEGIN IMMEDIATE');
+      let accepts: Promise<{ status: number }>[];
+      try {
+        accepts = [postForm(jar, { csrf }), ...others.map((o) => o.accept())];
+        await sleep(1000);
+        // As `doorman device-group set --inactive` does it, its sweep included, committed before the Accepts.
+        for (const group of holding) await groups.setActive(group.id, false);
+        db.exec('COMMIT');
+      } finally {
+        if (db.inTransaction) db.exec('ROLLBACK');
+      }
+      const replies = await Promise.all(accepts);
+      expect(replies.map((r) => r.status)).toEqual(replies.map(() => 403));
+      expect(sessions.list().filter((s) => s.source === 'agreement')).toEqual([]);
+      expect(await fetchFrom('client', url)).toEqual({ status: 302, location: splashFor(url) });
+      expect(logged(addressOf('client'), url).at(-1)).toMatch(/ GET \S+ - /);
+    } finally {
+      for (const group of holding) if (group.name !== 'Race') await groups.setActive(group.id, true);
+      await lab.cli('device-group', 'remove', '--name', 'Race');
+    }
+  });
 });
