@@ -55,8 +55,7 @@ export interface KerberosAcceptorOptions {
 
 export function createKerberosAcceptor(options: KerberosAcceptorOptions): KerberosAcceptor {
   const { log, service } = options;
-  const initializeServer =
-    options.initializeServer ?? ((service: string) => kerberos.initializeServer(service));
+  const initializeServer = options.initializeServer ?? ((name: string) => kerberos.initializeServer(name));
   const env = options.env ?? process.env;
   // Said once at start: without these the acceptor still runs, on defaults an administrator did not choose.
   if (env.KRB5_KTNAME === undefined || env.KRB5_KTNAME === '') {
