@@ -1,9 +1,10 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { http } from '../harness/http.ts';
+import { writePortalConfig } from '../harness/portal-config.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
 import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
 import { run } from '../harness/run.ts';
@@ -93,43 +94,16 @@ function rawReqmod(port: number, client: string): string {
 }
 
 /** A config for serve with the portal on, in its own directory under `dir`; `extra` overrides fields. */
-function portalConfig(name: string, web: number, icap: number, extra: object = {}): string {
-  const file = join(dir, name, 'doorman.json');
-  mkdirSync(join(dir, name), { recursive: true, mode: 0o755 });
-  chmodSync(join(dir, name), 0o755);
-  writeFileSync(
-    file,
-    JSON.stringify({
-      baseUrl: `http://127.0.0.1:${web}/`,
-      listen: [{ host: '127.0.0.1', port: web }],
-      stateDir: join(dir, name, 'state'),
-      squid: { intercept: { httpPort: 3129 } },
-      icap: { port: icap },
-      ...extra,
-    }),
-    { mode: 0o644 },
-  );
-  return file;
-}
+const portalConfig = (name: string, web: number, icap: number, extra: object = {}): string =>
+  writePortalConfig(join(dir, name), web, icap, extra);
 
 beforeAll(async () => {
   requireSystem();
   dir = mkdtempSync(join(tmpdir(), 'doorman-serve-icap-'));
   chmodSync(dir, 0o755); // the service user reads the config and owns stateDir in here
   [webPort, icapPort] = [await freePort(), await freePort()];
-  configFile = join(dir, 'doorman.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      baseUrl: `http://127.0.0.1:${webPort}/`,
-      listen: [{ host: '127.0.0.1', port: webPort }],
-      stateDir: join(dir, 'state'),
-      // Never bound by serve: only squid-conf uses it. Set, it turns the portal (and so the ICAP service) on.
-      squid: { intercept: { httpPort: 3129 } },
-      icap: { port: icapPort },
-    }),
-    { mode: 0o644 },
-  );
+  // squid.intercept.httpPort is never bound by serve (only squid-conf uses it): set, it turns the portal on.
+  configFile = writePortalConfig(dir, webPort, icapPort);
   serve = start(DOORMAN, ['serve', '--config', configFile]);
   await waitForPort('127.0.0.1', webPort, 10_000, serve.child);
   await waitForPort('127.0.0.1', icapPort, 10_000, serve.child);
@@ -232,7 +206,7 @@ describe('doorman serve: the ICAP service when things go wrong', () => {
   it('holds Max-Connections across its ICAP threads: with 2 threads and 3 allowed, the fourth is refused 503', async () => {
     const [web, icap] = [await freePort(), await freePort()];
     const config = portalConfig('threads', web, icap, {
-      icap: { port: icap, workers: 2, maxConnections: 3 },
+      icap: { port: icap, workers: 2, maxConnections: 3, maxConnectionsPerAddress: 3 },
     });
     other = start(DOORMAN, ['serve', '--config', config]);
     await waitForPort('127.0.0.1', icap, 10_000, other.child);
