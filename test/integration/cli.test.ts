@@ -107,35 +107,35 @@ describe('doorman CLI', () => {
     }
   });
 
-  it('refuses to chown a link planted in the state directory (it could point at /etc/shadow)', async () => {
-    const state = join(dir, 'trap-state');
-    const target = join(dir, 'precious');
-    writeFileSync(target, 'root only\n', { mode: 0o600 });
-    mkdirSync(state, { mode: 0o700 });
-    symlinkSync(target, join(state, 'doorman.db-wal'));
-    const trapConfig = join(dir, 'trap.json');
-    writeFileSync(trapConfig, JSON.stringify({ stateDir: state }));
-    const run = await doorman('sessions', 'list', '--config', trapConfig);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(
-      /doorman\.db-wal is not a regular file \(a symbolic link\?\); refusing to use it/,
-    );
-    expect(statSync(target).uid).toBe(0);
-  });
-
-  it('refuses to chown a hard link planted in the state directory (fs.protected_hardlinks may be off)', async () => {
-    const state = join(dir, 'hard-link-state');
-    const target = join(dir, 'precious-too');
-    writeFileSync(target, 'root only\n', { mode: 0o600 });
-    mkdirSync(state, { mode: 0o700 });
-    linkSync(target, join(state, 'doorman.db-shm'));
-    const trapConfig = join(dir, 'hard-link.json');
-    writeFileSync(trapConfig, JSON.stringify({ stateDir: state }));
-    const run = await doorman('sessions', 'list', '--config', trapConfig);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/doorman\.db-shm is not a regular file with one name \(a hard link\?\)/);
-    expect(statSync(target).uid).toBe(0);
-  });
+  it.each([
+    {
+      kind: 'symbolic', // it could point at /etc/shadow
+      file: 'doorman.db-wal',
+      plant: symlinkSync,
+      refusal: /doorman\.db-wal is not a regular file \(a symbolic link\?\); refusing to use it/,
+    },
+    {
+      kind: 'hard', // where fs.protected_hardlinks is off
+      file: 'doorman.db-shm',
+      plant: linkSync,
+      refusal: /doorman\.db-shm is not a regular file with one name \(a hard link\?\)/,
+    },
+  ])(
+    'refuses to chown a $kind link planted in the state directory',
+    async ({ kind, file, plant, refusal }) => {
+      const state = join(dir, `${kind}-trap-state`);
+      const target = join(dir, `${kind}-precious`);
+      writeFileSync(target, 'root only\n', { mode: 0o600 });
+      mkdirSync(state, { mode: 0o700 });
+      plant(target, join(state, file));
+      const trapConfig = join(dir, `${kind}-trap.json`);
+      writeFileSync(trapConfig, JSON.stringify({ stateDir: state }));
+      const run = await doorman('sessions', 'list', '--config', trapConfig);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(refusal);
+      expect(statSync(target).uid).toBe(0);
+    },
+  );
 
   it('lists, ends and clears sessions', async () => {
     expect((await withConfig('sessions', 'list')).stdout.trim().split('\n')).toHaveLength(1); // the header
