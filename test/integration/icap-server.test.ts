@@ -57,7 +57,8 @@ describe('with c-icap-client', () => {
     expect(out).toContain('Preview: 0');
     expect(out).toContain('Methods: REQMOD');
     expect(out).toContain('ISTag: "it-1"');
-    expect(out).toContain('Max-Connections: 100');
+    // What one client (Squid, at one address) may open: the per-address cap, by default half of the 100.
+    expect(out).toContain('Max-Connections: 50');
   });
 
   it('REQMOD of a URL to let through: 204', async () => {
