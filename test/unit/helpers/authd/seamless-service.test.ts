@@ -101,7 +101,7 @@ describe('the seamless service of authd', () => {
     expect(await after.ask(`YR ${NTLM_NEGOTIATE}`)).toBe(`TT ${CHALLENGE}`);
     expect(await after.ask(`KK ${AUTHENTICATE}`)).toBe('OK user=alice');
     await after.end();
-    expect(pools.made).toEqual([{ smbConf: `${db.dir}/samba/smb.conf`, closed: false, leases: ['ntlmssp'] }]);
+    expect(pools.made).toEqual([{ smbConf: `${db.dir}-samba/smb.conf`, closed: false, leases: ['ntlmssp'] }]);
   });
 
   it("gives the Kerberos acceptor the joined proxy's HTTP/ names, and a new acceptor after a re-join", async () => {
