@@ -15,6 +15,8 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { parseArgs } from 'node:util';
+import { systemClock } from '../../lib/clock.ts';
+import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +41,7 @@ if (!/^127\.|^\[::1\]$|^localhost$/.test(base.hostname)) {
   process.exit(2);
 }
 const proxyKey = readFileSync(values['proxy-key-file'], 'utf8').trim();
+const portalUrls = new PortalUrlSigner(proxyKey, systemClock);
 const connections = Number(values.connections);
 const duration = Math.min(Number(values.duration), 60);
 const users = Number(values.users);
@@ -106,7 +109,9 @@ async function worker(): Promise<void> {
     const who = { 'X-Doorman-Client': `${proxyKey} ${client}` };
     const t0 = performance.now();
     try {
-      const page = await call(agent, 'GET', `${portalPath}?url=${encodeURIComponent(ORIGINAL)}`, {
+      // Signed as serve's ICAP service signs it (same key), so the sign-in goes on to ORIGINAL.
+      const sig = portalUrls.sign(ORIGINAL, client);
+      const page = await call(agent, 'GET', `${portalPath}?url=${encodeURIComponent(ORIGINAL)}&sig=${sig}`, {
         ...who,
         ...(cookie === '' ? {} : { Cookie: cookie }),
       });
@@ -119,6 +124,7 @@ async function worker(): Promise<void> {
       const form = new URLSearchParams({
         csrf: unescape(csrf),
         url: unescape(FIELD('url').exec(page.body)?.[1] ?? ORIGINAL),
+        sig: unescape(FIELD('sig').exec(page.body)?.[1] ?? sig),
         username: `user${String(nextUser++ % users).padStart(4, '0')}`,
         password: values.password,
       });

@@ -134,7 +134,7 @@ describe('doorman serve with squid.intercept.httpPort set', () => {
     expect(out).toContain('ICAP/1.0 200 OK');
     expect(out).toContain('HTTP/1.1 302 Found');
     expect(out).toContain(
-      `Location: http://127.0.0.1:${webPort}/portal/?url=${encodeURIComponent('http://example.test/a/page?x=1')}`,
+      `Location: http://127.0.0.1:${webPort}/portal/?url=${encodeURIComponent('http://example.test/a/page?x=1')}&sig=`,
     );
   });
 

@@ -1,4 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/clock.ts';
+import { parseConfig } from '../../lib/config/load.ts';
+import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
+import { proxyKeyPath, readProxyKey } from '../../lib/security/proxy-key.ts';
 import { applyDirectory } from '../harness/apply-directory.ts';
 import { browser, http, type Response } from '../harness/http.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
@@ -34,12 +39,19 @@ describe('the splash page with a real directory', () => {
   it('refuses a wrong password, signs in with the right one, and Squid then names the user', async () => {
     const browse = viaSquid();
     const original = `${lab.originUrl}news`;
-    const page = await browse(`portal/?url=${encodeURIComponent(original)}`);
+    // As the ICAP service sends it (signed for the address Squid names, 127.0.0.1): followed after the sign-in.
+    const config = parseConfig(JSON.parse(readFileSync(lab.configFile, 'utf8')), lab.configFile);
+    const sig = new PortalUrlSigner(readProxyKey(proxyKeyPath(config)), systemClock).sign(
+      original,
+      '127.0.0.1',
+    );
+    const page = await browse(`portal/?url=${encodeURIComponent(original)}&sig=${sig}`);
     expect(page.status).toBe(200);
     expect(page.body).toContain('id="username"');
     const form = (password: string) => ({
       csrf: hidden(page, 'csrf'),
       url: hidden(page, 'url'),
+      sig: hidden(page, 'sig'),
       username: 'Alice',
       password,
     });
