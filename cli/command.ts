@@ -11,6 +11,7 @@ import { GroupCommit } from '../lib/store/group-commit.ts';
 import { DeviceGroupStore } from '../lib/store/device-group-store.ts';
 import { PortalSettingsStore } from '../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
+import { SignInFailureStore } from '../lib/store/sign-in-failure-store.ts';
 import { becomeServiceUser } from '../lib/system/service-user.ts';
 
 /** Exit codes: 0 done, 1 it failed (see stderr), 2 the command line was wrong. */
@@ -86,6 +87,8 @@ export interface Stores {
   portal: PortalSettingsStore;
   /** Device Groups (the admin screen's list; the agreement mode's check). */
   deviceGroups: DeviceGroupStore;
+  /** Wrong sign-ins per account and address (the splash page's limits, shared with the Basic helper). */
+  signInFailures: SignInFailureStore;
   close(): void;
 }
 
@@ -112,6 +115,7 @@ export function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Sto
       leastIdleSeconds: leastIdleSeconds(loaded.config),
     }),
     deviceGroups: new DeviceGroupStore(db, { clock: systemClock }),
+    signInFailures: new SignInFailureStore(db),
     close: () => db.close(),
   };
 }

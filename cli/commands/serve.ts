@@ -19,6 +19,7 @@ import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
 import { directorySourceFrom } from '../../portal/splash/directory-source.ts';
 import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/proxy-key.ts';
+import { PasswordGuesses } from '../../lib/security/password-guesses.ts';
 import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
 import { startServer } from '../../portal/server.ts';
 import { OpenOnDemand, unavailableApp } from '../../portal/unavailable.ts';
@@ -208,6 +209,9 @@ export const serveCommand: Command = {
           findMac: (ip) => findMac(ip, { cache: splashMacs }),
           // Open sign-in pages stay good across a restart: the CSRF key is derived from the proxy key.
           csrfSecret: key,
+          guesses: new PasswordGuesses(stores.signInFailures, loaded.config.passwordGuessing, {
+            clock: systemClock,
+          }),
           portalUrls,
         },
       }).callback();

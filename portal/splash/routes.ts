@@ -16,7 +16,7 @@ import { PORTAL_URL_SIGNATURE_FIELD, type PortalUrlSigner } from '../../lib/secu
 import type { Commits } from '../../lib/store/group-commit.ts';
 import type { SessionKey, SessionStore, StartSession } from '../../lib/store/session-store.ts';
 import { readCookie, serializeCookie } from '../admin/cookies.ts';
-import type { FailureLimit } from '../admin/sign-in-limits.ts';
+import type { PasswordGuesses } from '../../lib/security/password-guesses.ts';
 import { seeOther } from '../admin/session.ts';
 import { ApiError } from '../errors.ts';
 import { allowMethods, routeAdder } from '../middleware/allow-methods.ts';
@@ -41,7 +41,7 @@ import type { Message } from './views/layout.ts';
 import { formPage, type DeviceView, type FormMode } from './views/pages.ts';
 import { SPLASH_STYLE } from './views/style.ts';
 
-export { MAX_PASSWORD_LENGTH, refusalText, SPLASH_SIGN_IN_LIMIT } from './sign-in.ts';
+export { MAX_PASSWORD_LENGTH, refusalText } from './sign-in.ts';
 
 export interface SplashDeps {
   /** The portal settings in force, read on every request so that a change applies at once. */
@@ -55,8 +55,8 @@ export interface SplashDeps {
   csrfSecret?: string | Uint8Array;
   /** Checks the original URL's signature, keyed as the ICAP service that signs it (see destination.ts). */
   portalUrls: Pick<PortalUrlSigner, 'verify'>;
-  /** Wrong sign-ins per client address group (IPv6: /64) in a window, then 429. Default 10 per 300 s. */
-  signInLimit?: FailureLimit;
+  /** Wrong passwords per account and per address group, shared with the Basic helper (config passwordGuessing). */
+  guesses: PasswordGuesses;
   failedAttempts?: FailedAttemptsOptions;
 }
 
@@ -127,7 +127,7 @@ export function splashPages(context: SplashContext, deps: SplashDeps): RouterMid
     log,
     directory: deps.directory,
     findMac: deps.findMac,
-    signInLimit: deps.signInLimit,
+    guesses: deps.guesses,
     failedAttempts: deps.failedAttempts,
   });
 

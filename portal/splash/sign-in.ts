@@ -1,13 +1,11 @@
 import type { Clock } from '../../lib/clock.ts';
 import { DirectoryError } from '../../lib/directory/errors.ts';
-import type { PasswordRefusal } from '../../lib/directory/password-check.ts';
+import type { PasswordCheck, PasswordRefusal } from '../../lib/directory/password-check.ts';
 import { DoormanError } from '../../lib/errors.ts';
-import { addressGroup } from '../../lib/net/address.ts';
 import type { MacLookup } from '../../lib/net/mac-lookup.ts';
 import type { PortalSettings } from '../../lib/portal/settings.ts';
-import type { FailureLimit } from '../admin/sign-in-limits.ts';
+import { describeRefusal, type PasswordGuesses } from '../../lib/security/password-guesses.ts';
 import { parseUsername } from '../api/username.ts';
-import { KeyFailureLimiter } from '../middleware/key-rate-limit.ts';
 import type { DirectorySource } from './directory-source.ts';
 import { FailedAttempts, type FailedAttemptsOptions } from './failed-attempts.ts';
 import type { Message } from './views/layout.ts';
@@ -17,7 +15,6 @@ import type { Message } from './views/layout.ts';
  * first, then the device (registration: its MAC), the rate limit, the directory. Renders nothing: the outcome
  * says what the page shows (routes.ts).
  */
-export const SPLASH_SIGN_IN_LIMIT: FailureLimit = { maxFailures: 10, windowSeconds: 300 };
 /** Longest password accepted (the directory's own limits are lower still). */
 export const MAX_PASSWORD_LENGTH = 1024;
 
@@ -26,8 +23,11 @@ export interface SignInOptions {
   log: (line: string) => void;
   directory: DirectorySource;
   findMac: (ip: string) => Promise<MacLookup>;
-  /** Wrong sign-ins per client address group (IPv6: /64) in a window, then 429. Default 10 per 300 s. */
-  signInLimit?: FailureLimit | undefined;
+  /**
+   * Wrong passwords per account and per client address group (IPv6: /64), then 429: the limits the Basic
+   * helper shares (lib/security/password-guesses.ts, config passwordGuessing).
+   */
+  guesses: PasswordGuesses;
   failedAttempts?: FailedAttemptsOptions | undefined;
 }
 
@@ -46,9 +46,6 @@ export type SignIn = (
 
 export function splashSignIn(options: SignInOptions): SignIn {
   const { clock, log } = options;
-  const limiter = new KeyFailureLimiter(clock, options.signInLimit ?? SPLASH_SIGN_IN_LIMIT);
-  /** Sign-ins being checked per address group: counted as failures until they are known (see retryAfter). */
-  const checking = new Map<string, number>();
   const failures = new FailedAttempts(clock, options.failedAttempts);
 
   return async function signIn(ip, settings, params) {
@@ -88,13 +85,6 @@ export function splashSignIn(options: SignInOptions): SignIn {
       if (!mac.ok) return { kind: 'mac-not-found', lookup: mac };
     }
 
-    const group = addressGroup(ip);
-    const pending = checking.get(group) ?? 0;
-    const wait = limiter.retryAfter(group, pending);
-    if (wait > 0) {
-      const text = `Too many wrong sign-ins from this device. Try again in ${wait} seconds.`;
-      return refused(429, { code: 'rate_limited', tone: 'error', text }, mac, wait);
-    }
     const unavailable = (why: string) => {
       log(`portal: sign-in from ${ip}: the directory cannot be asked: ${why}`);
       const text =
@@ -110,34 +100,33 @@ export function splashSignIn(options: SignInOptions): SignIn {
     }
     if (directory === undefined) return unavailable('no directory is applied (doorman directory set)');
 
-    checking.set(group, pending + 1);
-    let refusal: PasswordRefusal | undefined;
-    let user: string | undefined;
+    // The same attempt refused lately is not asked again (failed-attempts.ts), but still counts as a guess.
+    const check = async (): Promise<PasswordCheck> => {
+      const lately = failures.refusal(directory.version, parsed.username, password);
+      if (lately !== undefined) return { ok: false, reason: lately };
+      const result = await directory.checkPassword(parsed.username, password);
+      if (!result.ok) failures.remember(directory.version, parsed.username, password, result.reason);
+      return result;
+    };
+    let result: PasswordCheck;
     try {
-      refusal = failures.refusal(directory.version, parsed.username, password);
-      if (refusal === undefined) {
-        const result = await directory.checkPassword(parsed.username, password);
-        if (result.ok) user = result.user;
-        else {
-          refusal = result.reason;
-          failures.remember(directory.version, parsed.username, password, refusal);
-        }
+      const guarded = await options.guesses.guard(parsed.username, ip, check);
+      if (!guarded.ok) {
+        const { kind, retryAfterSeconds: wait } = guarded.refusal;
+        log(`portal: sign-in from ${ip}: ${describeRefusal(guarded.refusal)}`);
+        const text = `Too many wrong sign-ins ${kind === 'address' ? 'from this device' : 'for this user name'}. Try again in ${wait} seconds.`;
+        return refused(429, { code: 'rate_limited', tone: 'error', text }, mac, wait);
       }
+      result = guarded.check;
     } catch (error) {
       if (error instanceof DirectoryError) return unavailable(error.message);
       throw error;
-    } finally {
-      const left = (checking.get(group) ?? 1) - 1;
-      if (left > 0) checking.set(group, left);
-      else checking.delete(group);
     }
-    if (refusal !== undefined) {
-      limiter.recordFailure(group);
-      log(`portal: failed sign-in from ${ip}: ${refusal}`);
-      return refused(403, { code: 'wrong_password', tone: 'error', text: refusalText(refusal) }, mac);
+    if (!result.ok) {
+      log(`portal: failed sign-in from ${ip}: ${result.reason}`);
+      return refused(403, { code: 'wrong_password', tone: 'error', text: refusalText(result.reason) }, mac);
     }
-    if (user === undefined) throw new Error('a password check neither refused nor named the user');
-    return { kind: 'signed-in', user, mac: mac?.ok === true ? mac : undefined };
+    return { kind: 'signed-in', user: result.user, mac: mac?.ok === true ? mac : undefined };
   };
 }
 

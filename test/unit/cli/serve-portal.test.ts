@@ -14,6 +14,7 @@ import { GroupCommit } from '../../../lib/store/group-commit.ts';
 import { DeviceGroupStore } from '../../../lib/store/device-group-store.ts';
 import { PortalSettingsStore } from '../../../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../../../lib/store/session-store.ts';
+import { SignInFailureStore } from '../../../lib/store/sign-in-failure-store.ts';
 import { PortalUrlSigner } from '../../../lib/security/portal-url-signature.ts';
 import { useTempDb } from '../../support/temp-db.ts';
 import { reqmod } from '../icap-server/fixtures.ts';
@@ -45,6 +46,7 @@ beforeEach(() => {
     directory: new DirectorySettingsStore(db, { passwordFile: join(tmp.dir, 'pw'), clock }),
     portal: new PortalSettingsStore(db, { clock }),
     deviceGroups: new DeviceGroupStore(db, { clock }),
+    signInFailures: new SignInFailureStore(db),
     close: () => db.close(),
   };
   macs = new Map();

@@ -6,6 +6,7 @@ import { configSchema, type ConfigInput } from '../../../../lib/config/schema.ts
 import type { DirectoryError } from '../../../../lib/directory/errors.ts';
 import type { PasswordCheck } from '../../../../lib/directory/password-check.ts';
 import type { MacLookup } from '../../../../lib/net/mac-lookup.ts';
+import { PasswordGuesses } from '../../../../lib/security/password-guesses.ts';
 import { PortalUrlSigner } from '../../../../lib/security/portal-url-signature.ts';
 import { ProxyKeyCheck } from '../../../../lib/security/proxy-key.ts';
 import { ApiKeyStore } from '../../../../lib/store/api-key-store.ts';
@@ -17,6 +18,7 @@ import {
   type PortalSettingsPatch,
 } from '../../../../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
+import { SignInFailureStore } from '../../../../lib/store/sign-in-failure-store.ts';
 import { createApp } from '../../../../portal/app.ts';
 import { startServer, type RunningServer } from '../../../../portal/server.ts';
 import type { DirectorySource, PasswordDirectory } from '../../../../portal/splash/directory-source.ts';
@@ -165,7 +167,7 @@ export interface Splash {
 /** The web app with its splash pages on 127.0.0.1 and ::1, an in-memory DB, a manual clock, fakes for the rest. */
 export async function startSplash(
   config: ConfigInput = {},
-  deps: Partial<Pick<SplashDeps, 'signInLimit' | 'failedAttempts'>> = {},
+  deps: Partial<Pick<SplashDeps, 'failedAttempts'>> = {},
   options: {
     file?: boolean;
     /** Wraps the web app's group commits (to act between a request's reads and its write). */
@@ -193,7 +195,15 @@ export async function startSplash(
     clock,
     log: (l) => logs.push(l),
     proxyKey: new ProxyKeyCheck(PROXY_KEY),
-    splash: { settings, deviceGroups: groups, directory, findMac: macs.find, portalUrls, ...deps },
+    splash: {
+      settings,
+      deviceGroups: groups,
+      directory,
+      findMac: macs.find,
+      portalUrls,
+      guesses: new PasswordGuesses(new SignInFailureStore(db), parsed.passwordGuessing, { clock }),
+      ...deps,
+    },
   });
   const server = await startServer(app, [
     { host: '127.0.0.1', port: 0 },

@@ -1,7 +1,10 @@
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { DirectoryError } from '../../../../lib/directory/errors.ts';
 import { localMidnight } from '../../../../lib/portal/session-limits.ts';
+import { PasswordGuesses } from '../../../../lib/security/password-guesses.ts';
+import { openDatabase } from '../../../../lib/store/database.ts';
+import { SignInFailureStore } from '../../../../lib/store/sign-in-failure-store.ts';
 import type { Reply } from '../harness.ts';
 import { codeOf, hiddenOf, ON_LINK_MAC, PASSWORD, RANDOM_MAC, startSplash, type Splash } from './harness.ts';
 
@@ -262,7 +265,9 @@ describe('Authentication', () => {
   });
 
   it('never asks the directory twice for the same wrong attempt', async () => {
-    const s = await start('authentication');
+    // Each still counts as a guess: room for all six here.
+    const s = (splash = await startSplash({ passwordGuessing: { account: { maxFailures: 10 } } }));
+    await s.set({ mode: 'authentication' });
     const b = s.browser();
     for (let i = 0; i < 3; i++) {
       const { reply } = await b.submit({ username: 'alice', password: 'guess' });
@@ -280,7 +285,9 @@ describe('Authentication', () => {
   });
 
   it('rate-limits wrong passwords per address: 429, the directory not asked, other addresses unaffected', async () => {
-    const s = (splash = await startSplash({}, { signInLimit: { maxFailures: 3, windowSeconds: 300 } }));
+    const s = (splash = await startSplash({
+      passwordGuessing: { address: { maxFailures: 3, windowSeconds: 300 } },
+    }));
     await s.set({ mode: 'authentication' });
     const b = s.browser('127.0.0.5');
     for (let i = 0; i < 3; i++) await b.submit({ username: 'alice', password: `guess${i}` });
@@ -297,8 +304,46 @@ describe('Authentication', () => {
     expect((await b.submit({ username: 'alice', password: PASSWORD })).reply.status).toBe(303);
   });
 
+  it('limits wrong passwords per account with the Basic helper, in the one DB; not from the owner’s address', async () => {
+    const s = (splash = await startSplash(
+      { passwordGuessing: { account: { maxFailures: 3, windowSeconds: 900 } } },
+      {},
+      { file: true },
+    ));
+    await s.set({ mode: 'authentication' });
+    expect(
+      (await s.browser('127.0.0.5').submit({ username: 'alice', password: PASSWORD })).reply.status,
+    ).toBe(303);
+    // The Basic helper (authd: another process, its own handle on the DB) meets three wrong passwords.
+    const db = openDatabase(s.file ?? '', { busyTimeoutMs: 0 });
+    onTestFinished(() => void db.close());
+    const basic = new PasswordGuesses(
+      new SignInFailureStore(db),
+      { account: { maxFailures: 3, windowSeconds: 900 }, address: { maxFailures: 10, windowSeconds: 300 } },
+      { clock: s.clock },
+    );
+    for (let i = 0; i < 3; i++) {
+      await basic.guard('alice', `10.0.0.${i}`, () =>
+        Promise.resolve({ ok: false, reason: 'wrong-password' }),
+      );
+    }
+    const asked = s.directory.calls.length;
+    const { reply } = await s.browser('127.0.0.7').submit({ username: 'ALICE', password: PASSWORD });
+    expectPage(reply, 429, 'rate_limited');
+    expect(reply.text).toContain('Too many wrong sign-ins for this user name');
+    expect(s.directory.calls).toHaveLength(asked);
+    expect(s.logs.join('\n')).toContain('RATE_LIMITED account="alice"');
+    // alice's session from her first sign-in ends, and she signs in again from there.
+    s.db.prepare('DELETE FROM sessions').run();
+    expect(
+      (await s.browser('127.0.0.5').submit({ username: 'alice', password: PASSWORD })).reply.status,
+    ).toBe(303);
+  });
+
   it('answers 503 directory_unavailable when the directory is down or none is applied, counting nothing', async () => {
-    const s = (splash = await startSplash({}, { signInLimit: { maxFailures: 1, windowSeconds: 300 } }));
+    const s = (splash = await startSplash({
+      passwordGuessing: { account: { maxFailures: 1 }, address: { maxFailures: 1 } },
+    }));
     await s.set({ mode: 'authentication' });
     const b = s.browser();
     s.directory.down = new DirectoryError('UNREACHABLE', 'cannot connect to ldap.example.test:636');
