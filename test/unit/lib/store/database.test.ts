@@ -23,12 +23,15 @@ const schemaObjects = (db: Db) =>
 
 const CURRENT_OBJECTS = [
   { type: 'index', name: 'sessions_expires_at' },
+  { type: 'index', name: 'sign_in_failures_window_start' },
   { type: 'table', name: 'admin_sessions' },
   { type: 'table', name: 'admin_users' },
   { type: 'table', name: 'api_keys' },
   { type: 'table', name: 'device_groups' },
   { type: 'table', name: 'sessions' },
   { type: 'table', name: 'settings' },
+  { type: 'table', name: 'sign_in_failures' },
+  { type: 'table', name: 'sign_in_known' },
 ];
 
 describe('migration', () => {
