@@ -2,17 +2,21 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
+  constants,
   existsSync,
-  fsyncSync,
-  lchownSync,
+  fchownSync,
+  fstatSync,
   linkSync,
+  lstatSync,
+  mkdtempSync,
   openSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   writeFileSync,
-  writeSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Config } from '../lib/config/schema.ts';
 import { DoormanError } from '../lib/errors.ts';
@@ -92,20 +96,21 @@ function makeCa(caFile: string, certFile: string, openssl: string): void {
       `cannot make the CA: ${dirname(caFile)} does not exist (start "doorman serve" once, it makes stateDir)`,
     );
   }
-  // The key goes into a file of its own (0600, made exclusively) and never through anything else: openssl
-  // writes it there, reads it back from there to sign the certificate, and the certificate is then appended.
-  // Complete, the file is linked into place: never seen half-written, and of two runs at once the second
-  // link fails and its file is dropped.
-  const temp = `${caFile}.${randomBytes(6).toString('hex')}.tmp`;
-  closeSync(openSync(temp, 'wx', 0o600));
+  // openssl works by path, so it works in a directory of root's alone (mkdtemp: 0700, a fresh name in the
+  // sticky /tmp), never in stateDir, which may be the service user's: there a name could be swapped for a link
+  // between two of openssl's opens. The key goes nowhere else: read back from there, written once into a new
+  // file of stateDir (0600, 'wx' follows no link) through its descriptor, then linked into place: never seen
+  // half-written, and of two runs at once the second link fails and its file is dropped.
+  const work = mkdtempSync(join(tmpdir(), 'doorman-ca-'));
   try {
-    run(openssl, ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', temp]);
+    const keyFile = join(work, 'key.pem');
+    run(openssl, ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', keyFile]);
     const cert = run(openssl, [
       'req',
       '-x509',
       '-new',
       '-key',
-      temp,
+      keyFile,
       '-subj',
       OWN_CA_SUBJECT,
       '-days',
@@ -117,29 +122,35 @@ function makeCa(caFile: string, certFile: string, openssl: string): void {
     ]);
     if (!cert.startsWith('-----BEGIN CERTIFICATE-----'))
       throw new DoormanError('CONFIG_INVALID', `cannot make the CA: ${openssl} gave no certificate`);
-    const fd = openSync(temp, 'a');
+    const key = readFileSync(keyFile);
+    const temp = `${caFile}.${randomBytes(6).toString('hex')}.tmp`;
     try {
-      writeSync(fd, cert);
-      fsyncSync(fd);
+      writeFileSync(temp, Buffer.concat([key, Buffer.from(cert, 'utf8')]), { mode: 0o600, flag: 'wx' });
+      key.fill(0);
+      // The certificate too goes through a new file renamed into place: the service user must not be able
+      // to point a planted link at a file of root's.
+      const certTemp = `${certFile}.${randomBytes(6).toString('hex')}.tmp`;
+      try {
+        writeFileSync(certTemp, cert, { mode: 0o644, flag: 'wx' });
+        renameSync(certTemp, certFile);
+      } finally {
+        rmSync(certTemp, { force: true });
+      }
+      linkSync(temp, caFile);
     } finally {
-      closeSync(fd);
+      rmSync(temp, { force: true });
     }
-    // The certificate too goes through a new file ('wx' follows no link) renamed into place: stateDir may be
-    // the service user's, who must not be able to point a planted link at a file of root's.
-    const certTemp = `${certFile}.${randomBytes(6).toString('hex')}.tmp`;
-    try {
-      writeFileSync(certTemp, cert, { mode: 0o644, flag: 'wx' });
-      renameSync(certTemp, certFile);
-    } finally {
-      rmSync(certTemp, { force: true });
-    }
-    linkSync(temp, caFile);
   } finally {
-    rmSync(temp, { force: true });
+    rmSync(work, { recursive: true, force: true });
   }
 }
 
-/** security_file_certgen -c makes the DB (the directory must not exist yet); Squid's user then owns it. */
+/**
+ * security_file_certgen -c makes the DB (the directory must not exist yet); Squid's user then owns it. In a
+ * directory of Squid's user's (stateDir), certgen runs as that user: root never writes where the service user
+ * could swap a name for a link. Elsewhere (a directory of root's) it runs as root and each entry is given
+ * to Squid's user through a descriptor opened without following links, a file only when it has one name.
+ */
 function makeCertDb(certDb: string, certgen: string, squidUser: Account | undefined): void {
   if (!existsSync(certgen)) {
     throw new DoormanError(
@@ -147,27 +158,44 @@ function makeCertDb(certDb: string, certgen: string, squidUser: Account | undefi
       `squid.intercept.tls.certgen: ${certgen} does not exist (it comes with Squid's OpenSSL build, Debian package squid-openssl)`,
     );
   }
-  run(certgen, ['-c', '-s', certDb, '-M', '4MB']);
-  // Made just now by root, inside a parent that may be Squid's user's: lchown follows no link.
-  if (squidUser !== undefined) chownTree(certDb, squidUser);
+  const args = ['-c', '-s', certDb, '-M', '4MB'];
+  if (squidUser === undefined) {
+    run(certgen, args);
+    return;
+  }
+  const parent = lstatSync(dirname(certDb));
+  if (parent.uid === squidUser.uid) {
+    run(certgen, args, { uid: squidUser.uid, gid: squidUser.gid });
+    return;
+  }
+  run(certgen, args);
+  chownTree(certDb, squidUser);
 }
 
 function chownTree(path: string, owner: Account): void {
-  lchownSync(path, owner.uid, owner.gid);
-  for (const entry of readdirSync(path, { withFileTypes: true })) {
-    const child = join(path, entry.name);
-    if (entry.isDirectory()) chownTree(child, owner);
-    else lchownSync(child, owner.uid, owner.gid);
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const stats = fstatSync(fd);
+    if (stats.uid !== 0 || (!stats.isDirectory() && (!stats.isFile() || stats.nlink !== 1))) {
+      throw new DoormanError('PRIVILEGES', `${path}: not made by certgen as root; refusing to give it away`);
+    }
+    fchownSync(fd, owner.uid, owner.gid);
+    if (!stats.isDirectory()) return;
+  } finally {
+    closeSync(fd);
   }
+  for (const name of readdirSync(path)) chownTree(join(path, name), owner);
 }
 
 /** Run a tool to its end (no input); its stdout goes back to the caller only, its stderr into the error. */
-function run(command: string, args: readonly string[]): string {
+/** `as`: the user to run it as (root only). */
+function run(command: string, args: readonly string[], as?: { uid: number; gid: number }): string {
   try {
     return execFileSync(command, args, {
       encoding: 'utf8',
       stdio: ['pipe', 'pipe', 'pipe'],
       timeout: 60_000,
+      ...(as ?? {}),
     });
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();

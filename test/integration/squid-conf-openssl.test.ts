@@ -1,9 +1,11 @@
 import { execFile as execFileCb } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -114,6 +116,27 @@ describe('doorman squid-conf --init-tls', () => {
     expect(second.stdout).toContain(`CA: ${pem} exists, kept`);
     expect(second.stdout).toContain(`cert DB: ${join(state, 'ssl-bump-db')} exists, kept`);
     expect(readFileSync(pem, 'utf8')).toBe(before);
+  });
+
+  it('in a stateDir of the service user’s, certgen runs as that user and root writes only new files', async () => {
+    const proxy = lookupUser('proxy');
+    const state = join(dir, 'proxy-state');
+    mkdirSync(state, { mode: 0o700 });
+    chownSync(state, proxy.uid, proxy.gid);
+    // certgen as Doorman runs it, saying which user ran it.
+    const certgen = join(dir, 'certgen-as');
+    const ranAs = join(dir, 'certgen-uid');
+    writeFileSync(certgen, `#!/bin/sh\nid -u > ${ranAs}\nexec ${openssl.certgen} "$@"\n`, { mode: 0o755 });
+    writeFileSync(ranAs, '');
+    chmodSync(ranAs, 0o666);
+    const result = await initTls(configFile({ httpPort: 3129, httpsPort: 3130, tls: { certgen } }, state));
+    expect(result.stdout).toContain(`cert DB: made ${join(state, 'ssl-bump-db')}`);
+    expect(readFileSync(ranAs, 'utf8').trim()).toBe(String(proxy.uid));
+    for (const f of ['ssl-bump-db', 'ssl-bump-db/index.txt', 'ssl-bump-db/certs'])
+      expect(statSync(join(state, f)).uid, f).toBe(proxy.uid);
+    expect(statSync(join(state, 'ssl-bump-ca.pem'))).toMatchObject({ uid: 0, nlink: 1 });
+    // Nothing of openssl's work (the key on its own) was ever left in stateDir.
+    expect(readdirSync(state).sort()).toEqual(['ssl-bump-ca.crt', 'ssl-bump-ca.pem', 'ssl-bump-db']);
   });
 
   it('mode refuse: the CA only (Squid needs one on the port), no cert DB', async () => {
