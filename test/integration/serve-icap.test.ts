@@ -3,6 +3,9 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/clock.ts';
+import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
+import { readProxyKey } from '../../lib/security/proxy-key.ts';
 import { http } from '../harness/http.ts';
 import { writePortalConfig } from '../harness/portal-config.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
@@ -93,6 +96,17 @@ function rawReqmod(port: number, client: string): string {
   );
 }
 
+/**
+ * Whether the 302 in an ICAP answer sends `client` to the splash page with `url` signed under the key serve
+ * keeps in `stateDir` (the proxy key): what the splash page checks before it goes on to `url`.
+ */
+function signedLocation(answer: string, url: string, client: string, stateDir: string) {
+  const location = /Location: (\S+)/.exec(answer)?.[1] ?? '';
+  const query = new URL(location).searchParams;
+  const signer = new PortalUrlSigner(readProxyKey(join(stateDir, 'proxy-key')), systemClock);
+  return { url: query.get('url'), check: signer.verify(url, client, query.get('sig') ?? '') };
+}
+
 /** A config for serve with the portal on, in its own directory under `dir`; `extra` overrides fields. */
 const portalConfig = (name: string, web: number, icap: number, extra: object = {}): string =>
   writePortalConfig(join(dir, name), web, icap, extra);
@@ -136,6 +150,10 @@ describe('doorman serve with squid.intercept.httpPort set', () => {
     expect(out).toContain(
       `Location: http://127.0.0.1:${webPort}/portal/?url=${encodeURIComponent('http://example.test/a/page?x=1')}&sig=`,
     );
+    expect(signedLocation(out, 'http://example.test/a/page?x=1', STRANGER, join(dir, 'state'))).toEqual({
+      url: 'http://example.test/a/page?x=1',
+      check: { ok: true },
+    });
   });
 
   it('mode authentication: a client with a session from the login API is let through (204)', async () => {
@@ -230,6 +248,31 @@ describe('doorman serve: the ICAP service when things go wrong', () => {
       for (const socket of open) socket.destroy();
     }
     expect(other.stderr()).toContain(`icap service on 127.0.0.1:${icap} (2 threads)`);
+  });
+
+  it('ICAP threads sign the original URL with the key the splash page checks (the proxy key in stateDir)', async () => {
+    const [web, icap] = [await freePort(), await freePort()];
+    const config = portalConfig('signing-threads', web, icap, { icap: { port: icap, workers: 2 } });
+    await run(DOORMAN, ['portal', 'set', '--mode', 'authentication', '--config', config]);
+    other = start(DOORMAN, ['serve', '--config', config]);
+    await waitForPort('127.0.0.1', icap, 10_000, other.child);
+    // Until the threads have opened the DB (a 500 before that).
+    let answer = '';
+    for (let i = 0; i < 100 && !answer.includes('HTTP/1.1 302'); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 100));
+      const asked = await run('c-icap-client', [
+        ...['-i', '127.0.0.1', '-p', String(icap), '-s', 'reqmod'],
+        ...['-req', 'http://example.test/', '-x', `X-Client-IP: ${STRANGER}`, '-v'],
+      ]);
+      answer = asked.stdout + asked.stderr;
+    }
+    expect(answer).toContain('HTTP/1.1 302');
+    expect(
+      signedLocation(answer, 'http://example.test/', STRANGER, join(dir, 'signing-threads', 'state')),
+    ).toEqual({
+      url: 'http://example.test/',
+      check: { ok: true },
+    });
   });
 
   it("icap.workers 0: the ICAP service runs in serve's own thread", async () => {
