@@ -12,7 +12,7 @@ import { askDirectory } from './directory-runtime.ts';
  * contains the password.
  *
  * Every check goes through the password-guessing limits the splash page shares (lib/security/password-guesses.ts):
- * past them the answer is `ERR message=RATE_LIMITED …` without asking the directory, and the log says so.
+ * past them the answer is `ERR message=RATE_LIMITED …` without asking the directory, and cache.log says so.
  */
 export function checkBasic(
   directory: Directory | undefined,
@@ -27,8 +27,7 @@ export function checkBasic(
     const guarded = await context.guesses.guard(user, address, () => d.checkPassword(user, password));
     if (!guarded.ok) {
       const words = describeRefusal(guarded.refusal);
-      context.log(`basic: ${words}`);
-      return err(words);
+      return { ...err(words), cacheLog: `basic: ${words}` };
     }
     const result = guarded.check;
     return result.ok ? ok([['user', result.user]]) : err(result.reason);

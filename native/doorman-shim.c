@@ -12,7 +12,8 @@
  * Lines are framed in both directions: a request is sent to authd only whole, a reply is written to Squid only
  * whole, so a connection that drops mid-line never leaves half a line on either side. A line longer than
  * MAX_LINE is answered BH here and skipped up to its LF. Without --concurrent Squid sends one request at a
- * time (it waits for each answer), so a local BH can never overtake an answer still due.
+ * time (it waits for each answer), so a local BH can never overtake an answer still due. A line from authd
+ * that starts with '#' is a line for cache.log, written to stderr.
  */
 #include <errno.h>
 #include <poll.h>
@@ -167,9 +168,15 @@ static void settle(const char *id) {
   }
 }
 
-/* A whole reply line: to Squid, and no longer owed. */
+/* A whole reply line: to Squid, and no longer owed. A line authd starts with '#' is no reply (a reply starts
+   with a channel-ID or a result) but a line for cache.log: to stderr, which Squid puts there. */
 static void reply(const char *line, size_t len) {
   char id[ID_LEN + 1];
+  if (line[0] == '#') {
+    writeall(STDERR_FILENO, "doorman: ", 9);
+    writeall(STDERR_FILENO, line + 1, len - 1);
+    return;
+  }
   channel_of(line, len, id);
   settle(id);
   out(line, len);

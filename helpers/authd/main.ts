@@ -51,7 +51,14 @@ const directoryHandler =
   (check: () => Promise<DirectoryCheck>): ConnectionHandler =>
   async (input, output) => {
     const [service, checker] = await Promise.all([directoryService(), check()]);
-    await runHelper({ input, output, channelIds: true, log, ...service.handlers(checker) });
+    await runHelper({
+      input,
+      output,
+      channelIds: true,
+      log,
+      cacheLogInline: true,
+      ...service.handlers(checker),
+    });
   };
 
 let seamless: Promise<SeamlessService> | undefined;

@@ -23,6 +23,11 @@ export interface HelperReply {
   result: HelperResult;
   /** kv-pairs in order. For BH and ERR, `message` is what Squid logs. */
   pairs?: ReadonlyArray<readonly [key: string, value: string]>;
+  /**
+   * A line for cache.log beside the answer (Squid logs an ERR's message only on its error page): the
+   * helper's stderr, or, through the shim, a `#` line the shim writes to its stderr. Never a secret.
+   */
+  cacheLog?: string;
 }
 
 export type ParseOutcome =
@@ -71,6 +76,19 @@ export function formatReply(channel: string | undefined, reply: HelperReply): st
     line += ` ${key}=${escapeValue(value)}`;
   }
   return `${line}\n`;
+}
+
+/** A cache.log line is at most this long; longer ones are cut (the shim frames lines at 68 KiB). */
+export const MAX_CACHE_LOG_CHARS = 1024;
+
+/**
+ * A cache.log line for the shim: `#`, the text on one line (control characters as spaces, at most
+ * MAX_CACHE_LOG_CHARS), LF. No reply starts with `#` (a channel-ID or a result does), so the shim tells them apart.
+ */
+export function formatCacheLogLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const one = text.slice(0, MAX_CACHE_LOG_CHARS).replace(/[\u0000-\u001f\u007f]/g, ' ');
+  return `#${one}\n`;
 }
 
 export const ok = (pairs?: HelperReply['pairs']): HelperReply =>

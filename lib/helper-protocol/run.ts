@@ -1,6 +1,14 @@
 import type { Readable, Writable } from 'node:stream';
 import { LineDecoder } from './line-decoder.ts';
-import { bh, channelOf, formatReply, parseRequest, type HelperReply, type HelperRequest } from './message.ts';
+import {
+  bh,
+  channelOf,
+  formatCacheLogLine,
+  formatReply,
+  parseRequest,
+  type HelperReply,
+  type HelperRequest,
+} from './message.ts';
 
 export interface HelperOptions {
   input: Readable;
@@ -12,6 +20,12 @@ export interface HelperOptions {
   maxLineBytes?: number;
   /** Logs to stderr (cache.log); never stdout, which is Squid's. */
   log: (line: string) => void;
+  /**
+   * Where a reply's cacheLog line goes. false (the default, a helper Squid runs itself): `log`, its stderr.
+   * true (authd, behind the shim): into the output as a `#` line before the reply, which the shim writes to
+   * its own stderr, Squid's cache.log.
+   */
+  cacheLogInline?: boolean;
   /** Called before the requests of each read are answered (a cache can check it is still current). */
   beforeBatch?: () => void;
   /** Called after each read's requests: a place for periodic work (flushing "last seen"). */
@@ -71,7 +85,11 @@ export function runHelper(options: HelperOptions): Promise<void> {
   // A reply the handler built wrongly (a bad key name) is our error too: BH, not a crash.
   const format = (channel: string | undefined, reply: HelperReply) => {
     try {
-      return formatReply(channel, reply);
+      const line = formatReply(channel, reply);
+      if (reply.cacheLog === undefined) return line;
+      if (options.cacheLogInline === true) return formatCacheLogLine(reply.cacheLog) + line;
+      log(reply.cacheLog);
+      return line;
     } catch (error) {
       return fail(channel, error);
     }

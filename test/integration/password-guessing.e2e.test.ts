@@ -66,8 +66,9 @@ describe('password guessing through Squid', () => {
     const asked = aliceBinds();
     expect((await get(`alice:${USER_PASSWORD}`, '127.0.0.3')).status).toBe(407);
     expect(aliceBinds()).toBe(asked);
-    // authd's log (serve's), as cache.log holds the stand-alone helper's: never the password.
-    expect(lab.serveLog().join('\n')).toMatch(/basic: RATE_LIMITED account="alice"/);
+    // In cache.log (authd sends it through the shim), never with the password.
+    expect(lab.cacheLog().join('\n')).toMatch(/doorman: basic: RATE_LIMITED account="alice"/);
+    expect(lab.cacheLog().join('\n')).not.toContain(USER_PASSWORD);
     expect(lab.serveLog().join('\n')).not.toContain(USER_PASSWORD);
     // ... and alice at her own address is not.
     expect((await get(`alice:${USER_PASSWORD}`, '127.0.0.2')).status).toBe(200);
@@ -79,7 +80,7 @@ describe('password guessing through Squid', () => {
     const statuses = await storm(GUESSES, (i) => get(`${names[i % names.length]}:guess${i}`, '127.0.2.1'));
     expect(statuses.every((s) => s === 407)).toBe(true);
     expect(userBinds(before)).toBeLessThanOrEqual(ADDRESS_LIMIT);
-    expect(lab.serveLog().join('\n')).toMatch(/basic: RATE_LIMITED address="127\.0\.2\.1"/);
+    expect(lab.cacheLog().join('\n')).toMatch(/doorman: basic: RATE_LIMITED address="127\.0\.2\.1"/);
     // The guessed-at accounts' owners, elsewhere, are not held back.
     expect((await get(`bob:${USER_PASSWORD}`, '127.0.0.4')).status).toBe(200);
     expect((await get(`alice:${USER_PASSWORD}`, '127.0.0.2')).status).toBe(200);

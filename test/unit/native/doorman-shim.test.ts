@@ -146,6 +146,22 @@ describe('doorman-shim', () => {
     expect(s.alive).toBe(true);
   });
 
+  it('writes a line the service starts with # to stderr (cache.log), not to Squid, and owes nothing for it', async () => {
+    await service((line, socket) => {
+      const id = /^\d+ /.exec(line)?.[0] ?? '';
+      socket.write(`#basic: RATE_LIMITED account="alice"\n${id}ERR message=RATE_LIMITED\n`);
+    });
+    const s = shim(true);
+    s.send('7 alice guess 127.0.0.2\n');
+    expect(await s.until(1)).toEqual(['7 ERR message=RATE_LIMITED']);
+    expect(s.stderr).toContain('doorman: basic: RATE_LIMITED account="alice"\n');
+    // Without channel-IDs the # line is not taken for the answer either.
+    const t = shim(false);
+    t.send('bob guess 127.0.0.3\n');
+    expect(await t.until(1)).toEqual(['ERR message=RATE_LIMITED']);
+    expect(await t.end()).toBe(0);
+  });
+
   it('answers BH while the service is down, stays alive, and uses the service once it is back', async () => {
     const s = shim(true);
     s.send('1 10.0.0.1 -\n');

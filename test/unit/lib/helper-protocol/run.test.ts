@@ -145,6 +145,25 @@ describe('with channel-IDs', () => {
     expect(h.logs.join('\n')).toMatch(/async boom/);
   });
 
+  it("logs a reply's cache.log line (stand-alone) or sends it to the shim as a # line before the reply", async () => {
+    const refuse = (request: HelperRequest): Promise<HelperReply> =>
+      Promise.resolve({
+        ...err('RATE_LIMITED'),
+        cacheLog: `basic: RATE_LIMITED ${request.fields[0]}\r\nforged`,
+      });
+    const alone = start(refuse, true);
+    alone.input.end('1 alice\n');
+    await alone.done;
+    expect(alone.lines()).toEqual(['1 ERR message=RATE_LIMITED']);
+    expect(alone.logs).toEqual(['basic: RATE_LIMITED alice\r\nforged']);
+    const behindShim = start(refuse, true, { cacheLogInline: true });
+    behindShim.input.end('2 bob\n');
+    await behindShim.done;
+    // One line whatever the text holds: a line break in it cannot forge a reply.
+    expect(behindShim.lines()).toEqual(['#basic: RATE_LIMITED bob  forged', '2 ERR message=RATE_LIMITED']);
+    expect(behindShim.logs).toEqual([]);
+  });
+
   it('answers BH when a handler throws or rejects with something that is not an Error', async () => {
     const h = start((request) => {
       if (request.fields[0] === 'undefined') throw undefined;
