@@ -39,9 +39,11 @@ export interface PortalFromStoresOptions {
  * Sessions are looked up through a cache dropped whenever the DB changes (icap-server/session-cache.ts), and
  * count only while they are not idle past their limit (lib/portal/portal-sessions.ts isLive). In registration mode an
  * unidentified client's MAC is looked up (only then: the other modes never start a process) and, when it
- * has a live registration, the client is let through; an IPv6 client's address is bound to the registration
- * first (lib/portal/address-binding.ts), because Squid never gives the session helper an IPv6 client's MAC.
- * An IPv4 client needs no binding: Squid's %>eui gives the helper its MAC.
+ * has a live registration, the client is let through and its address is bound to the registration first
+ * (lib/portal/address-binding.ts): a session on the IP that carries the device's MAC and a fixed end, which
+ * the session helper refuses when Squid shows another MAC on the address. Here a binding never counts as
+ * identified (isLive is given no MAC), so a client whose binding ended, or who is another device, is looked up
+ * in the neighbour table again before it is bound anew.
  */
 export function portalFromStores(
   current: () => PortalStores,
