@@ -245,7 +245,10 @@ function census(squidPid: number, servePid: number, stateDir: string) {
   let winbindd: number[] = [];
   try {
     const pid = Number(
-      readFileSync(join(seamlessPaths({ stateDir: stateDir, sambaDir: null }).sambaDir, 'run', 'winbindd.pid'), 'utf8').trim(),
+      readFileSync(
+        join(seamlessPaths({ stateDir: stateDir, sambaDir: null }).sambaDir, 'run', 'winbindd.pid'),
+        'utf8',
+      ).trim(),
     );
     winbindd = [pid, ...descendants(pid, table).map((p) => p.pid)];
   } catch {

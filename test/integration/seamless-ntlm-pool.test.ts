@@ -135,7 +135,11 @@ async function wrongPassword(scheme: 'negotiate' | 'ntlm', mode: 'ntlmssp' | 'sp
 
 describe('the ntlm_auth pool on a joined member, as user proxy', () => {
   it("leaves the member's private/ unreadable by proxy (what the gss-spnego route must do without)", async () => {
-    const secrets = join(seamlessPaths({ stateDir: member.stateDir, sambaDir: null }).sambaDir, 'private', 'secrets.tdb');
+    const secrets = join(
+      seamlessPaths({ stateDir: member.stateDir, sambaDir: null }).sambaDir,
+      'private',
+      'secrets.tdb',
+    );
     const read = await run(
       'setpriv',
       ['--reuid=proxy', '--regid=proxy', '--init-groups', 'head', '-c1', secrets],
