@@ -36,13 +36,23 @@ export const RATE_LIMITED = 'RATE_LIMITED';
 const ACCOUNT_KEY_LENGTH = 256;
 
 /**
- * The account a typed login name counts against: lower-cased, without a `DOMAIN\` before it or an `@domain`
- * after it, so that `alice`, `ALICE`, `EXAMPLE\alice` and `alice@example.test` share one counter (a guesser
- * gains nothing by spelling the name differently). It may join distinct open-directory uids that differ only
- * after an `@`: they then share a limit, which errs on the safe side.
+ * The account a typed login name counts against: folded as loosely as any directory matches names, without a
+ * `DOMAIN\` before it or an `@domain` after it, so that `alice`, `ALICE`, `ａｌｉｃｅ` (full width), `alİce`,
+ * `EXAMPLE\alice` and `alice@example.test` share one counter: slapd's and AD's matching rules take such
+ * variants for the same user, and a guesser must gain nothing by spelling the name differently. Folding: NFKC
+ * (compatibility forms), lower, upper, lower case (ẞ, ß, ſ, ı), NFKD and no combining marks (é as e). It may join
+ * distinct names (René and Rene, uids that differ only after an `@`): they then share a limit, which errs on
+ * the safe side. Linear in the name's length.
  */
 export function accountKey(login: string): string {
-  let name = login.trim().toLowerCase();
+  let name = login
+    .normalize('NFKC')
+    .trim()
+    .toLowerCase()
+    .toUpperCase()
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '');
   name = name.slice(name.lastIndexOf('\\') + 1);
   const at = name.lastIndexOf('@');
   if (at > 0) name = name.slice(0, at);

@@ -52,6 +52,11 @@ describe('accountKey', () => {
     for (const login of ['alice', ' ALICE ', 'EXAMPLE\\alice', 'alice@example.test', 'Other\\Alice@x']) {
       expect(accountKey(login)).toBe('alice');
     }
+    // Variants a directory's matching rules take for alice (slapd matched the first two as uid=alice).
+    for (const login of ['ａｌｉｃｅ', 'alİce', 'alıce', 'Alíce', 'EXAMPLE＼alice', 'alice＠example.test']) {
+      expect(accountKey(login), login).toBe('alice');
+    }
+    expect(accountKey('STRAẞE')).toBe(accountKey('strasse'));
     expect(accountKey('@alice')).toBe('@alice');
     expect([...accountKey('é'.repeat(300))]).toHaveLength(256);
   });
