@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Config } from '../lib/config/schema.ts';
 import { DoormanError } from '../lib/errors.ts';
+import { trustedDirectoryPath } from '../lib/fs/root-owned.ts';
 import type { Account } from '../lib/system/service-user.ts';
 import { tlsFiles } from './intercept.ts';
 
@@ -148,8 +149,9 @@ function makeCa(caFile: string, certFile: string, openssl: string): void {
 /**
  * security_file_certgen -c makes the DB (the directory must not exist yet); Squid's user then owns it. In a
  * directory of Squid's user's (stateDir), certgen runs as that user: root never writes where the service user
- * could swap a name for a link. Elsewhere (a directory of root's) it runs as root and each entry is given
- * to Squid's user through a descriptor opened without following links, a file only when it has one name.
+ * could swap a name for a link. Elsewhere the DB's path must be root's alone (lib/fs/root-owned.ts): certgen
+ * runs as root, and the tree is given to Squid's user from the leaves up, through descriptors opened without
+ * following links (a file only when it has one name), so nothing is Squid's user's before all below it is done.
  */
 function makeCertDb(certDb: string, certgen: string, squidUser: Account | undefined): void {
   if (!existsSync(certgen)) {
@@ -163,13 +165,13 @@ function makeCertDb(certDb: string, certgen: string, squidUser: Account | undefi
     run(certgen, args);
     return;
   }
-  const parent = lstatSync(dirname(certDb));
-  if (parent.uid === squidUser.uid) {
+  if (lstatSync(dirname(certDb)).uid === squidUser.uid) {
     run(certgen, args, { uid: squidUser.uid, gid: squidUser.gid });
     return;
   }
-  run(certgen, args);
-  chownTree(certDb, squidUser);
+  const trusted = trustedDirectoryPath(certDb);
+  run(certgen, ['-c', '-s', trusted, '-M', '4MB']);
+  chownTree(trusted, squidUser);
 }
 
 function chownTree(path: string, owner: Account): void {
@@ -179,15 +181,13 @@ function chownTree(path: string, owner: Account): void {
     if (stats.uid !== 0 || (!stats.isDirectory() && (!stats.isFile() || stats.nlink !== 1))) {
       throw new DoormanError('PRIVILEGES', `${path}: not made by certgen as root; refusing to give it away`);
     }
+    if (stats.isDirectory()) for (const name of readdirSync(path)) chownTree(join(path, name), owner);
     fchownSync(fd, owner.uid, owner.gid);
-    if (!stats.isDirectory()) return;
   } finally {
     closeSync(fd);
   }
-  for (const name of readdirSync(path)) chownTree(join(path, name), owner);
 }
 
-/** Run a tool to its end (no input); its stdout goes back to the caller only, its stderr into the error. */
 /** `as`: the user to run it as (root only). */
 function run(command: string, args: readonly string[], as?: { uid: number; gid: number }): string {
   try {

@@ -176,6 +176,21 @@ describe('doorman squid-conf --init-tls', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`squid.intercept.tls.caFile: ${join(dir, 'nope.pem')} does not exist`);
   });
+
+  it('refuses a cert DB in a directory that is neither Squid’s user’s nor root’s alone, making nothing', async () => {
+    const state = join(dir, 'db-state');
+    const shared = join(dir, 'shared');
+    mkdirSync(state);
+    mkdirSync(shared, { mode: 0o777 });
+    chmodSync(shared, 0o777); // writable by all, not sticky
+    const certDb = join(shared, 'ssl_db');
+    const refused = await initTls(configFile({ httpPort: 3129, httpsPort: 3130, tls: { certDb } }, state), {
+      allowFailure: true,
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/shared can be written by others than root .*root will not use it/);
+    expect(readdirSync(shared)).toEqual([]);
+  });
 });
 
 describe('the include passes squid -k parse', () => {
