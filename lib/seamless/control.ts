@@ -6,6 +6,7 @@ import type { Config } from '../config/schema.ts';
 import type { SettingsTest } from '../directory/directory.ts';
 import { dnsDomainOf } from '../directory/dn.ts';
 import { showValue } from '../errors.ts';
+import { readCapped } from '../fs/read-capped.ts';
 import {
   ensureRootDirectory,
   setRootEntryAccess,
@@ -109,8 +110,9 @@ export interface SeamlessDeps {
   /** The doctor's transports for the directory in force. */
   gatherIo(directory: AppliedDirectory | undefined): GatherIo;
   /**
-   * This host's name; its first label is the computer name. Default: the computer name already joined (a repair
-   * keeps the account, whatever the host is called now), else os.hostname().
+   * This host's name; its first label is the computer name. Default: the computer name already joined, as
+   * root's own smb.conf in sambaDir has it (a repair keeps the account, whatever the host is called now), else
+   * os.hostname().
    */
   hostName?: string;
   /** Write Squid's include again and reconfigure Squid; undefined: the step tells the admin how. */
@@ -150,6 +152,27 @@ async function step(
   return false;
 }
 
+/** smb.conf is a few hundred bytes; more is not Doorman's. */
+const MAX_SMB_CONF_BYTES = 64 * 1024;
+
+/**
+ * The computer name of an earlier join: `netbios name` in root's own smb.conf, read only from a sambaDir that
+ * is root's alone; undefined when there is none (or it cannot be trusted).
+ */
+export function joinedNetbiosName(paths: SeamlessPaths): string | undefined {
+  try {
+    trustedDirectoryPath(paths.sambaDir);
+    const text = readCapped(paths.smbConf, MAX_SMB_CONF_BYTES);
+    for (const line of text.split('\n')) {
+      const [key, value] = line.split('=', 2).map((part) => part.trim());
+      if (key === 'netbios name' && value !== undefined && value !== '') return value;
+    }
+  } catch {
+    // No earlier join, or nothing root can believe: the host's own name.
+  }
+  return undefined;
+}
+
 /** The proxy's FQDN: Samba 4.17 names the computer `<netbios name>.<realm>` (its dNSHostName, and the SPN's host). */
 export function proxyNames(hostName: string, domain: string): { machineName: string; proxyFqdn: string } {
   const machineName = machineNetbiosName(hostName);
@@ -166,7 +189,9 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
   const tools: DomainTools = { paths, run: deps.run };
   const clock = deps.clock;
   const winbindParent = deps.winbindSocketParent ?? '/run/samba';
-  const hostName = () => deps.hostName ?? deps.store.current()?.machineName.toLowerCase() ?? hostname();
+  // Not the name in the session DB, which the service user can write: a name planted there (DC01) would make
+  // root join, and so take over, another computer's account with the Domain Admin's rights.
+  const hostName = () => deps.hostName ?? joinedNetbiosName(paths)?.toLowerCase() ?? hostname();
 
   const availability = (): { availability: SeamlessAvailability; applied?: AppliedDirectory } => {
     let applied: AppliedDirectory | undefined;

@@ -151,6 +151,18 @@ describe('enable', () => {
     expect(readFileSync(seamlessPaths(config()).smbConf, 'utf8')).toContain('netbios name = PROXY\n');
   });
 
+  it('a repair takes the computer name from root’s smb.conf, not from the DB the service user can write', async () => {
+    await enable();
+    const state = store.state;
+    if (state === undefined) throw new Error('not enabled');
+    store.save({ ...state, machineName: 'DC01' }); // as proxy could write it
+    const { result } = await enable({ hostName: undefined });
+    expect(result.ok).toBe(true);
+    expect(store.state?.machineName).toBe('PROXY');
+    expect(readFileSync(seamlessPaths(config()).smbConf, 'utf8')).toContain('netbios name = PROXY\n');
+    expect(domain.calls.some((c) => c.args.join(' ').includes('DC01'))).toBe(false);
+  });
+
   it('stops at a failed join with its fix, saving nothing, and still zeroes the password', async () => {
     domain.failJoin = 'Failed to join domain: failed to set machine spn: Constraint violation';
     const { result, finished, password } = await enable();
