@@ -1,8 +1,6 @@
-import { chownSync, lstatSync, mkdirSync } from 'node:fs';
 import { type Clock, systemClock } from '../clock.ts';
 import { dbPath } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
-import { DoormanError } from '../errors.ts';
 import { type Db, openDatabase } from '../store/database.ts';
 import {
   type AppliedDirectory,
@@ -10,7 +8,7 @@ import {
   directoryPasswordPath,
 } from '../store/directory-settings-store.ts';
 import { SeamlessSettingsStore } from '../store/seamless-settings-store.ts';
-import { lookupUser } from '../system/service-user.ts';
+import { lookupUser, prepareStateDir } from '../system/service-user.ts';
 import type { SeamlessStoreAccess } from './control.ts';
 
 /**
@@ -35,16 +33,7 @@ export function openStoresKeepingRoot(config: Config, clock: Clock = systemClock
   if (root) {
     const account = lookupUser(config.serviceUser);
     // As `doorman serve` would leave it (service-user.ts dropPrivileges): made if missing, the service user's.
-    const found = lstatSync(config.stateDir, { throwIfNoEntry: false });
-    if (found === undefined) {
-      mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
-      chownSync(config.stateDir, account.uid, account.gid);
-    } else if (!found.isDirectory()) {
-      throw new DoormanError(
-        'PRIVILEGES',
-        `stateDir: ${config.stateDir} is not a directory; refusing to use it`,
-      );
-    }
+    prepareStateDir(config.stateDir, account);
     as = <T>(work: () => T): T => {
       const mask = process.umask(0o077);
       process.setegid?.(account.gid);

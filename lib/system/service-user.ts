@@ -1,10 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import {
   accessSync,
-  chmodSync,
-  chownSync,
   closeSync,
   constants,
+  fchmodSync,
   fchownSync,
   fstatSync,
   lstatSync,
@@ -13,10 +12,11 @@ import {
   statSync,
 } from 'node:fs';
 import { userInfo } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { dbPath } from '../config/load.ts';
 import { DoormanError } from '../errors.ts';
+import { trustedDirectoryPath } from '../fs/root-owned.ts';
 
 export interface Account {
   uid: number;
@@ -51,6 +51,36 @@ export function becomeServiceUser(config: Config): void {
 }
 
 /**
+ * stateDir as root leaves it for the service user: made if missing (0700), below directories that are root's
+ * alone (otherwise the service user could swap a name on the way between the check and the change), then owner
+ * and mode set through a descriptor opened without following a link. Throws PRIVILEGES or UNSAFE_PATH.
+ */
+export function prepareStateDir(dir: string, account: Account): void {
+  const parent = dirname(resolve(dir));
+  mkdirSync(parent, { recursive: true, mode: 0o700 });
+  trustedDirectoryPath(parent);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ELOOP' && code !== 'ENOTDIR') throw error;
+    throw new DoormanError(
+      'PRIVILEGES',
+      `stateDir: ${dir} is not a directory (a symbolic link?); refusing to use it`,
+    );
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (stat.uid !== account.uid || stat.gid !== account.gid) fchownSync(fd, account.uid, account.gid);
+    if ((stat.mode & 0o777) !== 0o700) fchmodSync(fd, 0o700);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * The part of becomeServiceUser that needs root: prepare stateDir and switch to the service user. Without root
  * it only sets the umask. Whatever goes wrong here is fatal (a process must not go on as root); what goes wrong
  * after it (checkStateDir, opening the DB) may be fixed while `doorman serve` waits.
@@ -58,21 +88,11 @@ export function becomeServiceUser(config: Config): void {
 export function dropPrivileges(config: Config): void {
   process.umask(0o077);
   if (process.getuid?.() !== 0) return;
-  const dir = config.stateDir;
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const account = lookupUser(config.serviceUser);
   // Root must not follow a link the service user planted in its own directory (doorman.db-wal -> /etc/shadow
   // would hand /etc/shadow to it): the directory and each DB file must be what they claim, and are changed
   // through a descriptor opened without following links.
-  const stat = lstatSync(dir);
-  if (!stat.isDirectory()) {
-    throw new DoormanError(
-      'PRIVILEGES',
-      `stateDir: ${dir} is not a directory (a symbolic link?); refusing to use it`,
-    );
-  }
-  if (stat.uid !== account.uid || stat.gid !== account.gid) chownSync(dir, account.uid, account.gid);
-  if ((stat.mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
+  prepareStateDir(config.stateDir, account);
   // A DB once opened by root (an older Doorman, a manual sqlite3 session) would lock the service user out.
   for (const file of ['', '-wal', '-shm'].map((suffix) => dbPath(config) + suffix)) {
     const found = lstatSync(file, { throwIfNoEntry: false });

@@ -1,6 +1,8 @@
 import { execFile as execFileCb, execFileSync } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
+  existsSync,
   linkSync,
   mkdirSync,
   mkdtempSync,
@@ -136,6 +138,21 @@ describe('doorman CLI', () => {
       expect(statSync(target).uid).toBe(0);
     },
   );
+
+  it('refuses a stateDir below a directory the service user could write, changing nothing', async () => {
+    const proxyUid = Number(execFileSync('id', ['-u', 'proxy'], { encoding: 'utf8' }));
+    const theirs = join(dir, 'proxy-owned');
+    mkdirSync(theirs, { mode: 0o755 });
+    chownSync(theirs, proxyUid, proxyUid);
+    const trapConfig = join(dir, 'proxy-owned.json');
+    writeFileSync(trapConfig, JSON.stringify({ stateDir: join(theirs, 'state') }));
+    const run = await doorman('sessions', 'list', '--config', trapConfig);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /proxy-owned is not root's \(owner uid \d+, mode 0755\); root will not use it/,
+    );
+    expect(existsSync(join(theirs, 'state'))).toBe(false);
+  });
 
   it('lists, ends and clears sessions', async () => {
     expect((await withConfig('sessions', 'list')).stdout.trim().split('\n')).toHaveLength(1); // the header
