@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { besideStateDir } from '../lib/config/load.ts';
 import type { Config } from '../lib/config/schema.ts';
 import type { PortalOptions } from './generate.ts';
 
@@ -18,12 +19,21 @@ export interface TlsFiles {
   certgen: string;
 }
 
-/** Where the ssl-bump files are, the nulls of squid.intercept.tls resolved to Doorman's own in stateDir. */
+/**
+ * Doorman's own CA's directory, `<stateDir>-tls`: root's alone, since whoever could write the CA could make
+ * every client that trusts it trust them (stateDir is the service user's).
+ */
+export const ownCaDir = (config: Pick<Config, 'stateDir'>): string => besideStateDir(config.stateDir, 'tls');
+
+/**
+ * Where the ssl-bump files are, the nulls of squid.intercept.tls resolved to Doorman's own: the CA in
+ * ownCaDir, the cert DB (Squid's user's) in stateDir.
+ */
 export function tlsFiles(config: Config): TlsFiles {
   const tls = config.squid.intercept.tls;
   return {
-    caFile: tls.caFile ?? join(config.stateDir, OWN_CA_FILE),
-    ownCaCert: tls.caFile === null ? join(config.stateDir, OWN_CA_CERT) : undefined,
+    caFile: tls.caFile ?? join(ownCaDir(config), OWN_CA_FILE),
+    ownCaCert: tls.caFile === null ? join(ownCaDir(config), OWN_CA_CERT) : undefined,
     certDb: tls.certDb ?? join(config.stateDir, OWN_CERT_DB),
     certgen: tls.certgen,
   };

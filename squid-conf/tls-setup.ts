@@ -1,26 +1,22 @@
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
   existsSync,
   fchownSync,
   fstatSync,
-  linkSync,
   lstatSync,
   mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
-  renameSync,
   rmSync,
-  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Config } from '../lib/config/schema.ts';
 import { DoormanError } from '../lib/errors.ts';
-import { trustedDirectoryPath } from '../lib/fs/root-owned.ts';
+import { ensureRootDirectory, trustedDirectoryPath, writeRootFile } from '../lib/fs/root-owned.ts';
 import type { Account } from '../lib/system/service-user.ts';
 import { tlsFiles } from './intercept.ts';
 
@@ -65,6 +61,11 @@ export function setUpTls(config: Config, options: TlsSetupOptions): TlsSetupResu
       );
     lines.push(`CA: ${files.caFile} (yours, squid.intercept.tls.caFile)`);
   } else if (existsSync(files.caFile)) {
+    // Only one of root's own, in a directory that is root's alone, is kept as Doorman's CA.
+    trustedDirectoryPath(dirname(files.caFile));
+    const found = lstatSync(files.caFile);
+    if (!found.isFile() || found.uid !== 0)
+      throw new DoormanError('UNSAFE_PATH', `${files.caFile} is not a file of root's; root will not use it`);
     lines.push(`CA: ${files.caFile} exists, kept`);
   } else {
     makeCa(files.caFile, files.ownCaCert, options.openssl ?? 'openssl');
@@ -90,18 +91,15 @@ export function setUpTls(config: Config, options: TlsSetupOptions): TlsSetupResu
   return { lines };
 }
 
+/**
+ * Doorman's own CA in its directory of root's (made if missing, below directories that are root's alone:
+ * lib/fs/root-owned.ts). openssl works by path, so it works in a private directory of root's (mkdtemp in the
+ * sticky /tmp); the key goes nowhere else, and reaches the CA file through writeRootFile (a new file, owner
+ * and mode set on its descriptor, renamed into place: never seen half-written).
+ */
 function makeCa(caFile: string, certFile: string, openssl: string): void {
-  if (!existsSync(dirname(caFile))) {
-    throw new DoormanError(
-      'CONFIG_INVALID',
-      `cannot make the CA: ${dirname(caFile)} does not exist (start "doorman serve" once, it makes stateDir)`,
-    );
-  }
-  // openssl works by path, so it works in a directory of root's alone (mkdtemp: 0700, a fresh name in the
-  // sticky /tmp), never in stateDir, which may be the service user's: there a name could be swapped for a link
-  // between two of openssl's opens. The key goes nowhere else: read back from there, written once into a new
-  // file of stateDir (0600, 'wx' follows no link) through its descriptor, then linked into place: never seen
-  // half-written, and of two runs at once the second link fails and its file is dropped.
+  const dir = trustedDirectoryPath(dirname(caFile));
+  ensureRootDirectory(dir, 0o755);
   const work = mkdtempSync(join(tmpdir(), 'doorman-ca-'));
   try {
     const keyFile = join(work, 'key.pem');
@@ -124,22 +122,13 @@ function makeCa(caFile: string, certFile: string, openssl: string): void {
     if (!cert.startsWith('-----BEGIN CERTIFICATE-----'))
       throw new DoormanError('CONFIG_INVALID', `cannot make the CA: ${openssl} gave no certificate`);
     const key = readFileSync(keyFile);
-    const temp = `${caFile}.${randomBytes(6).toString('hex')}.tmp`;
+    const pem = Buffer.concat([key, Buffer.from(cert, 'utf8')]);
+    key.fill(0);
     try {
-      writeFileSync(temp, Buffer.concat([key, Buffer.from(cert, 'utf8')]), { mode: 0o600, flag: 'wx' });
-      key.fill(0);
-      // The certificate too goes through a new file renamed into place: the service user must not be able
-      // to point a planted link at a file of root's.
-      const certTemp = `${certFile}.${randomBytes(6).toString('hex')}.tmp`;
-      try {
-        writeFileSync(certTemp, cert, { mode: 0o644, flag: 'wx' });
-        renameSync(certTemp, certFile);
-      } finally {
-        rmSync(certTemp, { force: true });
-      }
-      linkSync(temp, caFile);
+      writeRootFile(join(dir, basename(certFile)), cert, 0o644);
+      writeRootFile(join(dir, basename(caFile)), pem, 0o600);
     } finally {
-      rmSync(temp, { force: true });
+      pem.fill(0);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -55,6 +55,16 @@ export function loadConfig(explicitPath?: string): LoadedConfig {
   return { config: parseConfig(document, path), path };
 }
 
+/**
+ * A directory of root's beside stateDir (`/var/lib/doorman` → `/var/lib/doorman-samba`): what root manages
+ * never lives in stateDir, which belongs to the service user.
+ */
+export function besideStateDir(stateDir: string, suffix: string): string {
+  let end = stateDir.length;
+  while (end > 1 && stateDir[end - 1] === '/') end -= 1;
+  return `${stateDir.slice(0, end)}-${suffix}`;
+}
+
 export function dbPath(config: Config): string {
   return join(config.stateDir, config.dbFile);
 }

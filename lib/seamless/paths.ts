@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { besideStateDir } from '../config/load.ts';
 import { httpKeytabPath } from './samba-config.ts';
 
 /**
@@ -33,10 +34,7 @@ export interface SeamlessDirs {
 
 /** The root-owned directory for Samba: as configured, else beside stateDir (/var/lib/doorman-samba). */
 export function sambaDirOf(dirs: SeamlessDirs): string {
-  if (dirs.sambaDir !== null) return dirs.sambaDir;
-  let end = dirs.stateDir.length;
-  while (end > 1 && dirs.stateDir[end - 1] === '/') end -= 1;
-  return `${dirs.stateDir.slice(0, end)}-samba`;
+  return dirs.sambaDir ?? besideStateDir(dirs.stateDir, 'samba');
 }
 
 export function seamlessPaths(dirs: SeamlessDirs): SeamlessPaths {

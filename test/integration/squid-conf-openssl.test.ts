@@ -2,14 +2,12 @@ import { execFile as execFileCb } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
-  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
-  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -85,8 +83,8 @@ describe('doorman squid-conf --init-tls', () => {
     mkdirSync(state);
     const config = configFile({ httpPort: 3129, httpsPort: 3130 }, state);
     const first = await initTls(config);
-    const pem = join(state, 'ssl-bump-ca.pem');
-    const crt = join(state, 'ssl-bump-ca.crt');
+    const pem = join(`${state}-tls`, 'ssl-bump-ca.pem');
+    const crt = join(`${state}-tls`, 'ssl-bump-ca.crt');
     expect(first.stdout.split('\n').filter(Boolean)).toEqual([
       `CA: made ${pem} (key and certificate, mode 0600)`,
       `Clients must trust this certificate: ${crt}`,
@@ -134,9 +132,9 @@ describe('doorman squid-conf --init-tls', () => {
     expect(readFileSync(ranAs, 'utf8').trim()).toBe(String(proxy.uid));
     for (const f of ['ssl-bump-db', 'ssl-bump-db/index.txt', 'ssl-bump-db/certs'])
       expect(statSync(join(state, f)).uid, f).toBe(proxy.uid);
-    expect(statSync(join(state, 'ssl-bump-ca.pem'))).toMatchObject({ uid: 0, nlink: 1 });
-    // Nothing of openssl's work (the key on its own) was ever left in stateDir.
-    expect(readdirSync(state).sort()).toEqual(['ssl-bump-ca.crt', 'ssl-bump-ca.pem', 'ssl-bump-db']);
+    // The CA is root's, beside stateDir: nothing of it (nor openssl's work) is in the service user's directory.
+    expect(statSync(join(`${state}-tls`, 'ssl-bump-ca.pem'))).toMatchObject({ uid: 0, nlink: 1 });
+    expect(readdirSync(state)).toEqual(['ssl-bump-db']);
   });
 
   it('mode refuse: the CA only (Squid needs one on the port), no cert DB', async () => {
@@ -150,19 +148,32 @@ describe('doorman squid-conf --init-tls', () => {
     expect(result.stdout).not.toMatch(/cert DB: made/);
   });
 
-  it('never writes through a link planted where the certificate goes (stateDir may be the service user’s)', async () => {
+  it('makes its CA where only root can write: a CA the service user plants in stateDir or beside it is not used', async () => {
+    const proxy = lookupUser('proxy');
     const state = join(dir, 'planted-state');
-    mkdirSync(state);
-    const victim = join(dir, 'victim');
-    writeFileSync(victim, 'root’s file\n', { mode: 0o644 });
-    symlinkSync(victim, join(state, 'ssl-bump-ca.crt'));
-    const result = await initTls(
-      configFile({ httpPort: 3129, httpsPort: 3130, tls: { mode: 'refuse' } }, state),
+    mkdirSync(state, { mode: 0o700 });
+    chownSync(state, proxy.uid, proxy.gid);
+    // As proxy could leave them: its own "CA" in stateDir, where Doorman once kept it.
+    for (const name of ['ssl-bump-ca.pem', 'ssl-bump-ca.crt']) writeFileSync(join(state, name), 'planted\n');
+    const config = configFile({ httpPort: 3129, httpsPort: 3130, tls: { mode: 'refuse' } }, state);
+    const made = await initTls(config);
+    expect(made.stdout).toContain(`CA: made ${join(`${state}-tls`, 'ssl-bump-ca.pem')}`);
+    expect(readFileSync(join(`${state}-tls`, 'ssl-bump-ca.crt'), 'utf8')).toMatch(
+      /^-----BEGIN CERTIFICATE-----/,
     );
-    expect(result.stdout).toMatch(/^CA: made /m);
-    expect(readFileSync(victim, 'utf8')).toBe('root’s file\n');
-    expect(lstatSync(join(state, 'ssl-bump-ca.crt')).isFile()).toBe(true);
-    expect(readFileSync(join(state, 'ssl-bump-ca.crt'), 'utf8')).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(readFileSync(join(state, 'ssl-bump-ca.crt'), 'utf8')).toBe('planted\n');
+    // A CA directory that is not root's alone is refused, whatever it holds.
+    const other = join(dir, 'other-state');
+    mkdirSync(other);
+    mkdirSync(`${other}-tls`, { mode: 0o755 });
+    chownSync(`${other}-tls`, proxy.uid, proxy.gid);
+    writeFileSync(join(`${other}-tls`, 'ssl-bump-ca.pem'), 'planted\n');
+    const refused = await initTls(
+      configFile({ httpPort: 3129, httpsPort: 3130, tls: { mode: 'refuse' } }, other),
+      { allowFailure: true },
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/other-state-tls is not root's .*root will not use it/);
   });
 
   it('says what is wrong: no HTTPS port, or an administrator’s CA file that is not there', async () => {

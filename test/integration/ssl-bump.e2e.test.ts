@@ -139,7 +139,7 @@ beforeAll(async () => {
   // Doorman's CA, made by the command an administrator runs (as root: the cert DB goes to user proxy).
   const file = writeConfigFile('init', tlsConfig('bump', { http: 3129, https: 3130 }));
   const init = await run(join(ROOT, 'bin', 'doorman'), ['squid-conf', '--init-tls', '--config', file]);
-  doormanCaCert = join(config.stateDir, 'ssl-bump-ca.crt');
+  doormanCaCert = join(`${config.stateDir}-tls`, 'ssl-bump-ca.crt');
   expect(init.stdout).toContain(`Clients must trust this certificate: ${doormanCaCert}`);
 
   await startSessionAsServiceUser({
@@ -265,8 +265,8 @@ describe('ssl-bump (squid.intercept.tls.mode bump)', () => {
   const logs = () => `${squid.log('access.log')}\n${squid.log('cache.log').slice(-4000)}`;
 
   it('made Doorman’s CA with its key private and the certificate for clients beside it', () => {
-    const stateDir = join(lab.dir, 'state');
-    expect(statSync(join(stateDir, 'ssl-bump-ca.pem')).mode & 0o777).toBe(0o600);
+    const caDir = `${join(lab.dir, 'state')}-tls`;
+    expect(statSync(join(caDir, 'ssl-bump-ca.pem'))).toMatchObject({ uid: 0, mode: 0o100600 });
     expect(readFileSync(doormanCaCert, 'utf8')).not.toMatch(/PRIVATE KEY/);
   });
 

@@ -4,7 +4,7 @@ import { portalOptions, tlsFiles } from '../../../squid-conf/intercept.ts';
 import { squidTls } from '../../../squid-conf/squid-build.ts';
 
 describe('squid.intercept in the config', () => {
-  it('defaults: no interception; HTTPS mode bump with Doorman’s own CA and cert DB in stateDir', () => {
+  it('defaults: no interception; HTTPS mode bump with Doorman’s own CA beside stateDir (root’s) and cert DB in it', () => {
     const config = parseConfig({ stateDir: '/srv/doorman' }, 't');
     expect(config.squid.intercept).toEqual({
       httpPort: null,
@@ -12,8 +12,8 @@ describe('squid.intercept in the config', () => {
       tls: { mode: 'bump', caFile: null, certDb: null, certgen: '/usr/lib/squid/security_file_certgen' },
     });
     expect(tlsFiles(config)).toEqual({
-      caFile: '/srv/doorman/ssl-bump-ca.pem',
-      ownCaCert: '/srv/doorman/ssl-bump-ca.crt',
+      caFile: '/srv/doorman-tls/ssl-bump-ca.pem',
+      ownCaCert: '/srv/doorman-tls/ssl-bump-ca.crt',
       certDb: '/srv/doorman/ssl-bump-db',
       certgen: '/usr/lib/squid/security_file_certgen',
     });
@@ -42,7 +42,7 @@ describe('squid.intercept in the config', () => {
     expect(portalOptions(https)?.https).toEqual({
       port: 3130,
       mode: 'refuse',
-      caFile: '/s/ssl-bump-ca.pem',
+      caFile: '/s-tls/ssl-bump-ca.pem',
       certDb: '/s/ssl-bump-db',
       certgen: '/usr/lib/squid/security_file_certgen',
     });
