@@ -5,6 +5,7 @@ import {
   PORTAL_URL_SIGNATURE_FIELD,
   type PortalUrlSigner,
 } from '../lib/security/portal-url-signature.ts';
+import type { ProxyKeyCheck } from '../lib/security/proxy-key.ts';
 import type { Decision } from './server.ts';
 import { escapeHtml } from '../portal/admin/html.ts';
 import { isCaptivePortalProbe } from './captive-probes.ts';
@@ -32,6 +33,11 @@ export interface PortalRequest {
   clientIp: string | undefined;
   /** X-Client-Username (icap_send_client_username on): present when Squid knows the user. */
   clientUsername: string | undefined;
+  /**
+   * X-Doorman-Key (adaptation_meta): the proxy key, Squid's proof that it wrote X-Client-IP. Anyone who can
+   * reach the ICAP port can write an X-Client-IP; only Squid has the key.
+   */
+  proxyKey: string | undefined;
   method: string;
   /** The HTTP request-target as sent: absolute-form from Squid, origin-form from other ICAP clients. */
   target: string;
@@ -61,6 +67,14 @@ export interface PortalInput {
    * splash page follows only a URL signed here, so a crafted `portal/?url=` link leads nowhere.
    */
   portalUrls: Pick<PortalUrlSigner, 'sign'>;
+  /**
+   * Checks the request's proxyKey (lib/security/proxy-key.ts, in constant time): a URL is signed only for a
+   * request that carries it, or anyone reaching the ICAP port could have any URL signed for any address and
+   * make the portal a phishing hop again.
+   */
+  proxyKey: Pick<ProxyKeyCheck, 'matches'>;
+  /** Told when a URL would have been signed but the request had no key, or another one (the caller logs it). */
+  withoutKey?: () => void;
 }
 
 /** Longest original URL carried in ?url=; a longer one is dropped (the portal then lands on its own page). */
@@ -124,11 +138,16 @@ function satisfy(
 
 /**
  * `?url=<original>&sig=<signature>`, or nothing: without a client address the signature could not be bound
- * to the device, and an over-long URL is not carried.
+ * to the device, an over-long URL is not carried, and without Squid's key the address is anyone's word.
  */
 function portalQuery(input: PortalInput, ip: string | undefined, url: TargetUrl | undefined): string {
   const original = url?.href;
   if (original === undefined || original.length > MAX_ORIGINAL_URL || ip === undefined) return '';
+  const key = input.request.proxyKey;
+  if (key === undefined || !input.proxyKey.matches(key)) {
+    input.withoutKey?.();
+    return '';
+  }
   const sig = input.portalUrls.sign(original, ip);
   return `?url=${percentEncode(original)}&${PORTAL_URL_SIGNATURE_FIELD}=${sig}`;
 }

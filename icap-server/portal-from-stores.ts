@@ -1,13 +1,14 @@
 import { addressBinding } from '../lib/portal/address-binding.ts';
 import type { PortalSettings } from '../lib/portal/settings.ts';
 import type { PortalUrlSigner } from '../lib/security/portal-url-signature.ts';
+import { PROXY_ICAP_HEADER, type ProxyKeyCheck } from '../lib/security/proxy-key.ts';
 import { type Clock, systemClock } from '../lib/clock.ts';
 import { findMac } from '../lib/net/find-mac.ts';
 import { MacLookupCache } from '../lib/net/mac-lookup-cache.ts';
 import type { MacLookup } from '../lib/net/mac-lookup.ts';
 import type { Stores } from '../cli/command.ts';
 import { oncePerTurn } from './once-per-turn.ts';
-import { portalService, type PortalService } from './portal-service.ts';
+import { carriesProxyKey, portalService, type PortalService } from './portal-service.ts';
 import { SessionCache } from './session-cache.ts';
 
 /** What the ICAP decision reads from the session DB (the whole of `Stores` in serve's own thread). */
@@ -27,7 +28,16 @@ export interface PortalFromStoresOptions {
    * checks them; asked per request, and may throw while its key cannot be read yet (the decision is then a 500).
    */
   portalUrls: () => Pick<PortalUrlSigner, 'sign'>;
+  /**
+   * Checks the key Squid sends (X-Doorman-Key, adaptation_meta): only a request carrying it gets a signed URL,
+   * and only its connection may idle long. Asked per request, like portalUrls (a throw: no proof, and a 500
+   * where a URL was to be signed).
+   */
+  proxyKey: () => Pick<ProxyKeyCheck, 'matches'>;
 }
+
+/** A REQMOD without Squid's key is logged at most this often (with an old include, every redirect has none). */
+const WITHOUT_KEY_LOG_MS = 60_000;
 
 /**
  * The captive portal's decision (icap-server/portal-service.ts) over the session DB. Once per turn of the
@@ -55,6 +65,17 @@ export function portalFromStores(
   const cache = new MacLookupCache({ clock });
   const macOf = options.findMac ?? ((ip: string) => findMac(ip, { cache }));
   const sessions = new SessionCache(clock);
+  let withoutKeyLoggedAt = Number.NEGATIVE_INFINITY;
+  const withoutKey = () => {
+    const now = clock.now();
+    if (now - withoutKeyLoggedAt < WITHOUT_KEY_LOG_MS) return;
+    withoutKeyLoggedAt = now;
+    log(
+      `a REQMOD came without Doorman's key (${PROXY_ICAP_HEADER}), so its redirect carries no url= to return to: ` +
+        'if it came from Squid, run `doorman squid-conf` again and reload Squid (logged at most once a minute)',
+    );
+  };
+  const proxyKey = { matches: (presented: string) => options.proxyKey().matches(presented) };
   let settings: { version: number; value: PortalSettings } | undefined;
   let service: { version: number; value: PortalService } | undefined;
   // What the DB holds is checked once per turn of the event loop, not per request: one statement, the DB's
@@ -92,6 +113,8 @@ export function portalFromStores(
           baseUrl,
           directoryHosts,
           portalUrls: { sign: (url, ip) => options.portalUrls().sign(url, ip) },
+          proxyKey,
+          withoutKey,
           isIdentified: (ip) => {
             const { stores, stamp } = versions();
             return sessions.identified(stores.sessions, stamp, ip);
@@ -122,5 +145,6 @@ export function portalFromStores(
   return {
     decide: (request) => serviceNow().decide(request),
     istag: () => serviceNow().istag(),
+    proves: (request) => carriesProxyKey(request, proxyKey),
   };
 }

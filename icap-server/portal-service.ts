@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { PROXY_ICAP_HEADER } from '../lib/security/proxy-key.ts';
 import { decidePortal, type PortalDecisionSettings, type PortalInput } from './decision.ts';
-import type { ReqmodRequest } from './parser.ts';
+import type { IcapRequest, ReqmodRequest } from './parser.ts';
 import type { Decision } from './server.ts';
 
 /**
@@ -30,6 +31,10 @@ export interface PortalServiceOptions {
   isRegisteredDevice?: (ip: string) => Promise<boolean>;
   /** Signs the original URL put in the splash page's address (see decision.ts). */
   portalUrls: PortalInput['portalUrls'];
+  /** Checks Squid's key (X-Doorman-Key): only a request carrying it gets a signed URL (see decision.ts). */
+  proxyKey: PortalInput['proxyKey'];
+  /** Told when a URL would have been signed but the request had no key, or another one. */
+  withoutKey?: () => void;
 }
 
 /**
@@ -39,7 +44,11 @@ export interface PortalServiceOptions {
 export interface PortalService {
   decide: (request: ReqmodRequest) => Decision | Promise<Decision>;
   istag: () => string;
+  /** The request carries Squid's key: its connection is Squid's (see server.ts). */
+  proves: (request: IcapRequest) => boolean;
 }
+
+const KEY_HEADER = PROXY_ICAP_HEADER.toLowerCase();
 
 export function portalService(options: PortalServiceOptions): PortalService {
   // What the configuration fixes (the base URL, the directory) changes only with a restart, and may change
@@ -55,6 +64,7 @@ export function portalService(options: PortalServiceOptions): PortalService {
         request: {
           clientIp: request.headers.get('x-client-ip'),
           clientUsername: request.headers.get('x-client-username'),
+          proxyKey: request.headers.get(KEY_HEADER),
           method: request.http.method,
           target: request.http.target,
           host: request.http.headers.get('host'),
@@ -64,12 +74,21 @@ export function portalService(options: PortalServiceOptions): PortalService {
         directoryHosts: options.directoryHosts,
         isIdentified: options.isIdentified,
         portalUrls: options.portalUrls,
+        proxyKey: options.proxyKey,
+        ...(options.withoutKey === undefined ? {} : { withoutKey: options.withoutKey }),
         ...(options.isRegisteredDevice === undefined
           ? {}
           : { isRegisteredDevice: options.isRegisteredDevice }),
       }),
     istag: () => portalIstag(fixed, options.settingsVersion()),
+    proves: (request: IcapRequest): boolean => carriesProxyKey(request, options.proxyKey),
   };
+}
+
+/** The request's X-Doorman-Key is the proxy key. */
+export function carriesProxyKey(request: IcapRequest, check: PortalInput['proxyKey']): boolean {
+  const key = request.headers.get(KEY_HEADER);
+  return key !== undefined && check.matches(key);
 }
 
 /** "dm-<8 characters>-<version>": at most 28 characters (an ISTag may have 32). */

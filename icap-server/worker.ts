@@ -5,7 +5,7 @@ import { openDatabase } from '../lib/store/database.ts';
 import { directoryPasswordPath, DirectorySettingsStore } from '../lib/store/directory-settings-store.ts';
 import { PortalSettingsStore } from '../lib/store/portal-settings-store.ts';
 import { PortalUrlSigner } from '../lib/security/portal-url-signature.ts';
-import { proxyKeyPath, readProxyKey } from '../lib/security/proxy-key.ts';
+import { ProxyKeyCheck, proxyKeyPath, readProxyKey } from '../lib/security/proxy-key.ts';
 import { SessionStore } from '../lib/store/session-store.ts';
 import { checkStateDir } from '../lib/system/service-user.ts';
 import { portalFromStores, type PortalStores } from './portal-from-stores.ts';
@@ -24,7 +24,7 @@ const { config } = data;
 const post = (message: FromWorker) => port.postMessage(message);
 const log = (line: string) => post({ kind: 'log', line: `icap: ${line}` });
 
-type OpenStores = PortalStores & { portalUrls: PortalUrlSigner; close(): void };
+type OpenStores = PortalStores & { portalUrls: PortalUrlSigner; proxyKey: ProxyKeyCheck; close(): void };
 /** Set once serve's thread has given up root: only then may the DB be opened (its files stay the service user's). */
 let mayOpen = false;
 let stores: OpenStores | undefined;
@@ -56,10 +56,11 @@ function current(): OpenStores {
 function open(): OpenStores {
   checkStateDir(config);
   // The key serve's thread made (or found) before it told the threads to open: the splash page's, too.
-  const portalUrls = new PortalUrlSigner(readProxyKey(proxyKeyPath(config)), systemClock);
+  const key = readProxyKey(proxyKeyPath(config));
   const db = openDatabase(dbPath(config), { busyTimeoutMs: 0, openBusyTimeoutMs: 0 });
   return {
-    portalUrls,
+    portalUrls: new PortalUrlSigner(key, systemClock),
+    proxyKey: new ProxyKeyCheck(key),
     sessions: new SessionStore(db, systemClock),
     directory: new DirectorySettingsStore(db, {
       passwordFile: directoryPasswordPath(config),
@@ -76,7 +77,11 @@ const ready = new Promise<void>((resolve) => (letOpen = resolve));
 
 const limits = icapLimits(config.icap);
 const icap = createIcapServer({
-  ...portalFromStores(current, config.baseUrl, { log, portalUrls: () => current().portalUrls }),
+  ...portalFromStores(current, config.baseUrl, {
+    log,
+    portalUrls: () => current().portalUrls,
+    proxyKey: () => current().proxyKey,
+  }),
   ready,
   ...limits,
   slots: sharedSlots(new Int32Array(data.counter), limits.maxConnections, limits.maxConnectionsPerAddress),

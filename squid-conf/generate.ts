@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import type { Config } from '../lib/config/schema.ts';
 import { DoormanError } from '../lib/errors.ts';
 import { helperSocket, type HelperKind } from '../lib/seamless/paths.ts';
-import { PROXY_CLIENT_HEADER } from '../lib/security/proxy-key.ts';
+import { PROXY_CLIENT_HEADER, PROXY_ICAP_HEADER } from '../lib/security/proxy-key.ts';
 
 /** What the generated file needs from this machine. */
 export interface Runtime {
@@ -83,6 +83,7 @@ export const names = {
   step1: 'doorman_step1',
   intercepted: 'doorman_intercepted',
   icapService: 'doorman_portal',
+  toIcapService: 'doorman_to_portal',
   logFormat: 'doorman',
 } as const;
 
@@ -155,7 +156,7 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     `acl ${names.tlsPorts} port 443`,
     `acl ${names.safePorts} port 80 21 443 70 210 1025-65535 280 488 591 777`,
     `acl ${names.proxyHost} dst ${proxyHostAddresses(runtime.hostAddresses).join(' ')}`,
-    ...(options.portal === undefined ? [] : portalDefinitions(options.portal)),
+    ...(options.portal === undefined ? [] : portalDefinitions(options.portal, runtime.proxyKey)),
     '',
     "# Doorman's site, and only it, gets the client's address, with the proxy key that proves Squid wrote it",
     '# (a header of the same name from a client is removed first, everywhere). forwarded_for is left as you set it.',
@@ -235,7 +236,7 @@ function accessRules(config: Config, authenticate: boolean, portal: boolean): st
  * error page, never the web. Identified clients never reach ICAP (adaptation_access), so their requests cost
  * no ICAP round trip; the service checks again anyway (Squid may have an answer cached for ttl seconds).
  */
-function portalDefinitions(portal: PortalOptions): string[] {
+function portalDefinitions(portal: PortalOptions, key: string): string[] {
   const port = (value: number, what: string) => {
     if (!Number.isInteger(value) || value < 1 || value > 65535)
       throw new Error(`${what} ${value}: expected a port number from 1 to 65535`);
@@ -266,6 +267,12 @@ function portalDefinitions(portal: PortalOptions): string[] {
     'icap_send_client_username on',
     'icap_client_username_header X-Client-Username',
     `icap_service ${names.icapService} reqmod_precache bypass=0 icap://${authority}/reqmod`,
+    "# Squid's proof, to the ICAP service, that it wrote X-Client-IP: the proxy key, as an ICAP header. Without it",
+    '# the redirect carries no signed url= (anyone reaching the ICAP port could otherwise have a URL signed for',
+    "# any address) and the connection may not idle long. Sent only to Doorman's service (adaptation_service",
+    '# matches the services this transaction has used so far: do not chain another service after it).',
+    `acl ${names.toIcapService} adaptation_service ${names.icapService}`,
+    `adaptation_meta ${PROXY_ICAP_HEADER} "${proxyKey(key)}" ${names.toIcapService}`,
     // Every intercepted TLS connection passes http_access and adaptation first as a made-up "CONNECT ip:443":
     // a 302 for it would be written as plain HTTP into the client's TLS handshake. Only the requests inside
     // (bumped) go to ICAP. Harmless without ssl-bump: nothing else sends CONNECT to an intercept port.

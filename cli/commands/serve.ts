@@ -78,7 +78,9 @@ export const serveCommand: Command = {
       unlimitedAddresses: loaded.config.trustedProxies,
     });
     // The ICAP service reads the DB through `current` below, which is set before any request can be read.
-    const stores: { current?: () => { stores: Stores; portalUrls: PortalUrlSigner } } = {};
+    const stores: {
+      current?: () => { stores: Stores; portalUrls: PortalUrlSigner; proxyKey: ProxyKeyCheck };
+    } = {};
     const openNow = () => {
       if (stores.current === undefined) throw new Error('the session DB is not open yet');
       return stores.current();
@@ -117,6 +119,7 @@ export const serveCommand: Command = {
         ...portalFromStores(() => openNow().stores, loaded.config.baseUrl, {
           log: icapLog,
           portalUrls: () => openNow().portalUrls,
+          proxyKey: () => openNow().proxyKey,
         }),
         ...icapLimits(icapConfig),
         log: icapLog,
@@ -220,7 +223,7 @@ export const serveCommand: Command = {
       () => {
         const { stores: now, proxyKey, key, portalUrls } = open();
         opened = now;
-        return { stores: now, portalUrls, app: portalApp(now, proxyKey, key, portalUrls) };
+        return { stores: now, portalUrls, proxyKey, app: portalApp(now, proxyKey, key, portalUrls) };
       },
       { clock: systemClock, log },
     );

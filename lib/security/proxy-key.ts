@@ -26,6 +26,12 @@ import { hashSecret, secretMatches } from './api-key.ts';
  * made by `doorman serve` on its first start; `doorman squid-conf` writes it into the include.
  */
 export const PROXY_CLIENT_HEADER = 'X-Doorman-Client';
+/**
+ * The same key on Squid's ICAP requests (`adaptation_meta`, an ICAP header, not the encapsulated HTTP one):
+ * it proves that Squid, not whoever else can reach the ICAP port, wrote X-Client-IP. Only then does the ICAP
+ * service sign a URL for that address (portal-url-signature.ts), and only such a connection may idle long.
+ */
+export const PROXY_ICAP_HEADER = 'X-Doorman-Key';
 export const PROXY_KEY_FILE = 'proxy-key';
 
 const KEY = /^[A-Za-z0-9_-]{43}$/;

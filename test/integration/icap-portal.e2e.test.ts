@@ -7,7 +7,7 @@ import { dbPath, parseConfig } from '../../lib/config/load.ts';
 import { openDatabase, type Db } from '../../lib/store/database.ts';
 import { SessionStore } from '../../lib/store/session-store.ts';
 import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
-import { proxyKeyPath, readProxyKey } from '../../lib/security/proxy-key.ts';
+import { ProxyKeyCheck, proxyKeyPath, readProxyKey } from '../../lib/security/proxy-key.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { form, http } from '../harness/http.ts';
 import { startExtraSquid, startLab, type ExtraSquid, type Lab } from '../harness/lab.ts';
@@ -46,6 +46,7 @@ beforeAll(async () => {
   // Read-only: the DB belongs to the lab's `doorman serve` (user proxy); this process only looks.
   db = openDatabase(dbPath(config), { readonly: true });
   const sessions = new SessionStore(db, systemClock);
+  const key = readProxyKey(proxyKeyPath(config));
   icap = createIcapServer({
     ...portalService({
       settings: () => settings,
@@ -57,7 +58,8 @@ beforeAll(async () => {
         return sessions.find({ kind: 'ip', value: ip }) !== undefined;
       },
       // Keyed as the lab's `doorman serve` keys its splash page: both from its proxy key.
-      portalUrls: new PortalUrlSigner(readProxyKey(proxyKeyPath(config)), systemClock),
+      portalUrls: new PortalUrlSigner(key, systemClock),
+      proxyKey: new ProxyKeyCheck(key),
     }),
     log: (line) => logged.push(line),
   });
@@ -69,6 +71,9 @@ beforeAll(async () => {
       'icap_enable on',
       'icap_send_client_ip on',
       `icap_service doorman_portal reqmod_precache bypass=0 icap://127.0.0.1:${port}/reqmod`,
+      // As the generated include proves Squid to the service: without it, no URL is signed.
+      'acl doorman_to_portal adaptation_service doorman_portal',
+      `adaptation_meta X-Doorman-Key "${key}" doorman_to_portal`,
       'adaptation_access doorman_portal allow portal_client',
       'adaptation_access doorman_portal deny all',
     ],

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,8 +46,11 @@ async function cIcapClient(...args: string[]): Promise<string> {
 }
 
 const istag = async () => /ISTag: "([^"]+)"/.exec(await cIcapClient('-v'))?.[1];
+/** The key serve made in `stateDir`, as Squid sends it to ICAP (adaptation_meta, see the generated include). */
+const keyHeader = (stateDir: string) => `X-Doorman-Key: ${readProxyKey(join(stateDir, 'proxy-key'))}`;
+/** A REQMOD as Squid sends it: the client's address, and the key that proves Squid wrote it. */
 const reqmod = (url: string, client: string) =>
-  cIcapClient('-req', url, '-x', `X-Client-IP: ${client}`, '-v');
+  cIcapClient('-req', url, '-x', `X-Client-IP: ${client}`, '-x', keyHeader(join(dir, 'state')), '-v');
 
 /**
  * The status line of the ICAP answer to `message` (sent raw: c-icap-client prints no status line for a 500).
@@ -88,12 +91,32 @@ function rawOptions(port: number): string {
   return `OPTIONS icap://127.0.0.1:${port}/reqmod ICAP/1.0\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
 }
 
-function rawReqmod(port: number, client: string): string {
+/** A REQMOD for http://example.test/ that names `client` in X-Client-IP, with `extra` ICAP header lines. */
+function rawReqmod(port: number, client: string, extra = ''): string {
   const http = 'GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\nAccept: text/html\r\n\r\n';
   return (
     `REQMOD icap://127.0.0.1:${port}/reqmod ICAP/1.0\r\nHost: 127.0.0.1:${port}\r\n` +
-    `Encapsulated: req-hdr=0, null-body=${http.length}\r\nAllow: 204\r\nX-Client-IP: ${client}\r\n\r\n${http}`
+    `Encapsulated: req-hdr=0, null-body=${http.length}\r\nAllow: 204\r\nX-Client-IP: ${client}\r\n` +
+    `${extra}\r\n${http}`
   );
+}
+
+/** Resolves once `done()` holds; fails after `ms`. */
+async function until(done: () => boolean, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !done(); await new Promise((r) => setTimeout(r, 50)))
+    if (Date.now() > end) throw new Error(`not so after ${ms} ms: ${String(done)}`);
+}
+
+/** The whole answer to one raw request, read until the server closes (Connection: close). */
+function rawAnswer(port: number, message: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => socket.write(message, 'latin1'));
+    let got = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (data: string) => (got += data));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(got));
+  });
 }
 
 /**
@@ -121,6 +144,8 @@ beforeAll(async () => {
   serve = start(DOORMAN, ['serve', '--config', configFile]);
   await waitForPort('127.0.0.1', webPort, 10_000, serve.child);
   await waitForPort('127.0.0.1', icapPort, 10_000, serve.child);
+  // Made by serve once it has given up root (just after it listens).
+  await until(() => existsSync(join(dir, 'state', 'proxy-key')));
 });
 
 afterAll(async () => {
@@ -154,6 +179,24 @@ describe('doorman serve with squid.intercept.httpPort set', () => {
       url: 'http://example.test/a/page?x=1',
       check: { ok: true },
     });
+  });
+
+  it('mode authentication: a REQMOD without Squid’s key (a forged X-Client-IP) gets the portal with no url= to sign', async () => {
+    // Anyone who can reach the ICAP port may name any client: without the key, nothing is signed for it.
+    const forged = await rawAnswer(
+      icapPort,
+      rawReqmod(icapPort, STRANGER, 'X-Doorman-Key: not-the-key\r\nConnection: close\r\n'),
+    );
+    expect(forged).toContain('HTTP/1.1 302 Found');
+    expect(forged).toContain(`Location: http://127.0.0.1:${webPort}/portal/\r\n`);
+    expect(forged).not.toContain('sig=');
+    const none = await rawAnswer(icapPort, rawReqmod(icapPort, STRANGER, 'Connection: close\r\n'));
+    expect(none).toContain(`Location: http://127.0.0.1:${webPort}/portal/\r\n`);
+    // Logged once (at most once a minute), never with a key.
+    await until(() => (serve?.stderr() ?? '').includes("without Doorman's key"));
+    expect(serve?.stderr().split("without Doorman's key").length).toBe(2);
+    expect(serve?.stderr()).toContain('run `doorman squid-conf` again');
+    expect(serve?.stderr()).not.toContain(readProxyKey(join(dir, 'state', 'proxy-key')));
   });
 
   it('mode authentication: a client with a session from the login API is let through (204)', async () => {
@@ -256,13 +299,15 @@ describe('doorman serve: the ICAP service when things go wrong', () => {
     await run(DOORMAN, ['portal', 'set', '--mode', 'authentication', '--config', config]);
     other = start(DOORMAN, ['serve', '--config', config]);
     await waitForPort('127.0.0.1', icap, 10_000, other.child);
+    await until(() => existsSync(join(dir, 'signing-threads', 'state', 'proxy-key')));
     // Until the threads have opened the DB (a 500 before that).
     let answer = '';
     for (let i = 0; i < 100 && !answer.includes('HTTP/1.1 302'); i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, 100));
       const asked = await run('c-icap-client', [
         ...['-i', '127.0.0.1', '-p', String(icap), '-s', 'reqmod'],
-        ...['-req', 'http://example.test/', '-x', `X-Client-IP: ${STRANGER}`, '-v'],
+        ...['-req', 'http://example.test/', '-x', `X-Client-IP: ${STRANGER}`],
+        ...['-x', keyHeader(join(dir, 'signing-threads', 'state')), '-v'],
       ]);
       answer = asked.stdout + asked.stderr;
     }

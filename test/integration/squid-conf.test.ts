@@ -106,6 +106,8 @@ describe('doorman squid-conf output passes squid -k parse', () => {
     expect(output).toMatch(
       /Processing: adaptation_access doorman_portal allow doorman_intercepted !doorman_identified/,
     );
+    expect(output).toMatch(/Processing: acl doorman_to_portal adaptation_service doorman_portal/);
+    expect(output).toMatch(/Processing: adaptation_meta X-Doorman-Key "[A-Za-z0-9_-]{43}" doorman_to_portal/);
     expect(output).toMatch(/Processing: http_access allow doorman_intercepted/);
   });
 

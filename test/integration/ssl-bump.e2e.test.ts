@@ -11,6 +11,7 @@ import type { ConfigInput } from '../../lib/config/schema.ts';
 import { openDatabase, type Db } from '../../lib/store/database.ts';
 import { SessionStore } from '../../lib/store/session-store.ts';
 import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
+import { ProxyKeyCheck, proxyKeyPath, readProxyKey } from '../../lib/security/proxy-key.ts';
 import { OWN_CA_SUBJECT } from '../../squid-conf/tls-setup.ts';
 import { ROOT, startLab, type Lab } from '../harness/lab.ts';
 import { createNetns, netnsName, removeStaleNetns, type Netns } from '../harness/netns.ts';
@@ -112,6 +113,8 @@ beforeAll(async () => {
     directoryHosts: [],
     isIdentified: (ip) => sessions.find({ kind: 'ip', value: ip }) !== undefined,
     portalUrls: new PortalUrlSigner('the ssl-bump test’s secret', systemClock),
+    // The key the generated include sends (adaptation_meta): the lab's proxy key.
+    proxyKey: new ProxyKeyCheck(readProxyKey(proxyKeyPath(config))),
   });
   icap = createIcapServer({
     ...service,

@@ -16,6 +16,7 @@ import { PortalSettingsStore } from '../../../lib/store/portal-settings-store.ts
 import { SessionStore } from '../../../lib/store/session-store.ts';
 import { SignInFailureStore } from '../../../lib/store/sign-in-failure-store.ts';
 import { PortalUrlSigner } from '../../../lib/security/portal-url-signature.ts';
+import { ProxyKeyCheck } from '../../../lib/security/proxy-key.ts';
 import { useTempDb } from '../../support/temp-db.ts';
 import { reqmod } from '../icap-server/fixtures.ts';
 
@@ -28,6 +29,7 @@ const BASE = 'http://127.0.0.1:8180/';
 const MAC = '52:54:00:aa:bb:cc';
 const REGISTERED_AT = Date.UTC(2026, 2, 10, 12);
 const CLEAR_AT = Date.UTC(2026, 5, 1);
+const KEY = 'the-serve-portal-test-proxy-key-43-character';
 
 let clock: ManualClock;
 let stores: Stores;
@@ -66,6 +68,7 @@ function service() {
     },
     log: (line) => logged.push(line),
     portalUrls: () => signer,
+    proxyKey: () => new ProxyKeyCheck(KEY),
   });
 }
 
@@ -87,14 +90,19 @@ async function setMode(mode: PortalMode, idleTimeoutMinutes: number | null = 30)
   if (!saved.ok) throw new Error(JSON.stringify(saved.problems));
 }
 
-function request(clientIp: string, url = 'http://example.com/page'): ReqmodRequest {
+/** A REQMOD as Squid sends it, with the proxy key as X-Doorman-Key unless `key` says otherwise. */
+function request(clientIp: string, url = 'http://example.com/page', key: string | null = KEY): ReqmodRequest {
   const parser = new IcapParser();
   const host = new URL(url).host;
   parser.push(
     Buffer.from(
       reqmod({
         url,
-        icapHeaders: ['Allow: 204', `X-Client-IP: ${clientIp}`],
+        icapHeaders: [
+          'Allow: 204',
+          `X-Client-IP: ${clientIp}`,
+          ...(key === null ? [] : [`X-Doorman-Key: ${key}`]),
+        ],
         httpHeaders: [`Host: ${host}`, 'Accept: text/html'],
       }),
       'latin1',
@@ -214,6 +222,38 @@ describe('portalFromStores: sessions idle past their limit', () => {
 });
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('portalFromStores: Squid’s key', () => {
+  const location = async (decision: Decision | Promise<Decision>) => {
+    const d = await decision;
+    return d.kind === 'respond' ? new URL(d.headers?.Location ?? '') : undefined;
+  };
+
+  it('signs the URL only with the key; without it, redirects bare and logs so at most once a minute', async () => {
+    await setMode('authentication');
+    const portal = service();
+    const url = 'http://example.com/page';
+    expect((await location(portal.decide(request('10.91.0.20', url))))?.searchParams.get('sig')).toMatch(
+      /^\d+\./,
+    );
+    expect(portal.proves(request('10.91.0.20', url))).toBe(true);
+    expect(logged).toEqual([]);
+    for (const key of [null, 'someone-elses-key']) {
+      expect((await location(portal.decide(request('10.91.0.20', url, key))))?.href).toBe(`${BASE}portal/`);
+      expect(portal.proves(request('10.91.0.20', url, key))).toBe(false);
+    }
+    expect(logged).toEqual([
+      "a REQMOD came without Doorman's key (X-Doorman-Key), so its redirect carries no url= to return to: " +
+        'if it came from Squid, run `doorman squid-conf` again and reload Squid (logged at most once a minute)',
+    ]);
+    clock.advance(59_999);
+    await portal.decide(request('10.91.0.20', url, null));
+    expect(logged).toHaveLength(1);
+    clock.advance(1);
+    await portal.decide(request('10.91.0.20', url, null));
+    expect(logged).toHaveLength(2);
+  });
+});
 
 describe('portalFromStores: the session cache', () => {
   it('sees a sign-in on the same DB handle (the login API, the splash page) from the next turn on', async () => {

@@ -16,6 +16,7 @@ import { portalIstag, portalService } from '../../../icap-server/portal-service.
 import type { Decision } from '../../../icap-server/server.ts';
 import { ManualClock } from '../../../lib/clock.ts';
 import { PortalUrlSigner } from '../../../lib/security/portal-url-signature.ts';
+import { ProxyKeyCheck } from '../../../lib/security/proxy-key.ts';
 import { reqmod } from './fixtures.ts';
 
 const BASE = 'http://doorman.example.lan:8180/';
@@ -24,6 +25,9 @@ const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,im
 const CLIENT = '10.91.0.2';
 const clock = new ManualClock(Date.UTC(2026, 5, 1, 9));
 const SIGNER = new PortalUrlSigner('a secret of the test', clock);
+/** The proxy key Squid sends as X-Doorman-Key (adaptation_meta). */
+const KEY = 'k'.repeat(43);
+const KEY_CHECK = new ProxyKeyCheck(KEY);
 
 const settings = (garden: Partial<PortalDecisionSettings['walledGarden']> = {}): PortalDecisionSettings => ({
   mode: 'authentication',
@@ -51,10 +55,12 @@ function decideAny(
     directoryHosts: ['dc1.example.lan'],
     isIdentified: () => false,
     portalUrls: SIGNER,
+    proxyKey: KEY_CHECK,
     ...input,
     request: {
       clientIp: '10.91.0.2',
       clientUsername: undefined,
+      proxyKey: KEY,
       method: 'GET',
       target: 'http://example.com/page?a=1',
       accept: BROWSER_ACCEPT,
@@ -291,6 +297,28 @@ describe('the original URL', () => {
     expect(location({ clientIp: 'not an address' }).href).toBe(PORTAL);
   });
 
+  it('is carried and signed only for a request with Squid’s key, so a forged X-Client-IP gains nothing', () => {
+    const told: string[] = [];
+    const withoutKey = () => told.push('without key');
+    const url = 'http://example.com/page?a=1';
+    expect(decide({ proxyKey: KEY }, { withoutKey })).toEqual(redirectTo(url));
+    expect(told).toEqual([]);
+    // Still sent to the portal (the client must sign in all the same), but with nothing to return to.
+    expect(decide({ proxyKey: undefined }, { withoutKey })).toEqual(redirectTo(undefined));
+    expect(decide({ proxyKey: 'x'.repeat(43) }, { withoutKey })).toEqual(redirectTo(undefined));
+    expect(decide({ proxyKey: `${KEY} ` }, { withoutKey })).toEqual(redirectTo(undefined));
+    expect(told).toEqual(['without key', 'without key', 'without key']);
+    // 511's link too.
+    const page = decide({ proxyKey: undefined, accept: 'image/png' });
+    expect(page.kind === 'respond' ? page.body : '').toContain(`href="${PORTAL}"`);
+    // Nothing to sign, nothing to tell: an identified client, or one without an address.
+    expect(decide({ proxyKey: undefined, clientUsername: 'alice' }, { withoutKey })).toEqual(NO_CHANGE);
+    expect(decide({ proxyKey: undefined, clientIp: undefined }, { withoutKey })).toEqual(
+      redirectTo(undefined),
+    );
+    expect(told).toHaveLength(3);
+  });
+
   it('is percent-encoded into ?url= so that decoding gives it back, bytes past ASCII as they came', () => {
     const url = 'http://example.com/a%20b?x=1&y=%2F&z=/#?+';
     const decision = decide({ target: url });
@@ -389,11 +417,17 @@ describe('portalService: the adapter for createIcapServer', () => {
       directoryHosts: [],
       isIdentified: (ip) => identifiedIps.has(ip),
       portalUrls: SIGNER,
+      proxyKey: KEY_CHECK,
     });
     const squid = (icapHeaders: string[], httpHeaders = ['Host: 10.92.0.2', 'Accept: text/html']) =>
       sync(
         service.decide(
-          parsed(reqmod({ icapHeaders: ['Preview: 0', 'Allow: 204', ...icapHeaders], httpHeaders })),
+          parsed(
+            reqmod({
+              icapHeaders: ['Preview: 0', 'Allow: 204', `X-Doorman-Key: ${KEY}`, ...icapHeaders],
+              httpHeaders,
+            }),
+          ),
         ),
       );
     expect(squid(['X-Client-IP: 10.91.0.2'])).toEqual(redirectTo('http://10.92.0.2/page?a=1'));
@@ -409,6 +443,37 @@ describe('portalService: the adapter for createIcapServer', () => {
     expect(squid([])).toEqual(NO_CHANGE);
   });
 
+  it('signs the URL only for a REQMOD whose X-Doorman-Key is the proxy key, and says which requests prove it', () => {
+    const told: string[] = [];
+    const service = portalService({
+      settings,
+      settingsVersion: () => 1,
+      baseUrl: BASE,
+      directoryHosts: [],
+      isIdentified: () => false,
+      portalUrls: SIGNER,
+      proxyKey: KEY_CHECK,
+      withoutKey: () => told.push('without key'),
+    });
+    const request = (keyHeaders: string[]) =>
+      parsed(
+        reqmod({
+          icapHeaders: ['Preview: 0', 'Allow: 204', 'X-Client-IP: 10.91.0.2', ...keyHeaders],
+          httpHeaders: ['Host: 10.92.0.2', 'Accept: text/html'],
+        }),
+      );
+    const original = 'http://10.92.0.2/page?a=1';
+    expect(sync(service.decide(request([`X-Doorman-Key: ${KEY}`])))).toEqual(redirectTo(original));
+    expect(service.proves(request([`X-Doorman-Key: ${KEY}`]))).toBe(true);
+    expect(told).toEqual([]);
+    const forged = [[], ['X-Doorman-Key: not the key'], [`X-Doorman-Key: ${KEY}`, `X-Doorman-Key: ${KEY}`]];
+    for (const keyHeaders of forged) {
+      expect(sync(service.decide(request(keyHeaders)))).toEqual(redirectTo(undefined));
+      expect(service.proves(request(keyHeaders))).toBe(false);
+    }
+    expect(told).toHaveLength(3);
+  });
+
   it('makes an ISTag from the settings version and the fixed configuration, at most 32 characters', () => {
     let version = 7;
     const make = (baseUrl: string, directoryHosts: string[]) =>
@@ -419,6 +484,7 @@ describe('portalService: the adapter for createIcapServer', () => {
         directoryHosts,
         isIdentified: () => false,
         portalUrls: SIGNER,
+        proxyKey: KEY_CHECK,
       }).istag;
     const istag = make(BASE, ['dc1']);
     const first = istag();

@@ -264,6 +264,9 @@ describe('generateInclude with the captive portal', () => {
     'icap_send_client_username on',
     'icap_client_username_header X-Client-Username',
     'icap_service doorman_portal reqmod_precache bypass=0 icap://127.0.0.1:1344/reqmod',
+    // Squid's proof to the ICAP service (it signs a URL only then), sent to Doorman's service only
+    'acl doorman_to_portal adaptation_service doorman_portal',
+    `adaptation_meta X-Doorman-Key "${runtime.proxyKey}" doorman_to_portal`,
     // the made-up CONNECT of an intercepted TLS connection: a 302 for it would break the client's handshake
     'adaptation_access doorman_portal deny doorman_connect',
     'adaptation_access doorman_portal allow doorman_intercepted !doorman_identified',
