@@ -29,12 +29,15 @@ export type Decision = { kind: 'no-change' } | ({ kind: 'respond' } & HttpAnswer
 export interface ConnectionOptions {
   decide: (request: ReqmodRequest) => Decision | Promise<Decision>;
   istag: () => string;
+  /** Whether a request proves its connection to be the trusted client's (server.ts). */
+  proves?: (request: IcapRequest) => boolean;
   servicePath: string;
   serviceName: string;
   /** Advertised in OPTIONS as Max-Connections. */
   maxConnections: number;
   optionsTtl: number;
   idleTimeoutMs: number;
+  unprovenIdleTimeoutMs: number;
   headerTimeoutMs: number;
   requestTimeoutMs: number;
   decisionTimeoutMs: number;
@@ -74,10 +77,20 @@ export class Connection {
   #timerPhase: TimerPhase | undefined;
   /** When the message being read began (clock ms); undefined between messages. */
   #messageStart: number | undefined;
+  /** A request proved this connection the trusted client's (options.proves). */
+  #proven = false;
+  readonly #onProven: () => void;
+  /** The running idle timer's duration (an unproven connection's is shorter). */
+  #idleMs = 0;
 
-  constructor(socket: Socket, shared: Shared, onClose: () => void) {
+  constructor(
+    socket: Socket,
+    shared: Shared,
+    { onClose, onProven }: { onClose: () => void; onProven: () => void },
+  ) {
     this.#socket = socket;
     this.#shared = shared;
+    this.#onProven = onProven;
     this.#parser = new IcapParser(shared.options.limits);
     socket.on('data', (chunk: Buffer) => {
       // After our last answer, what still arrives is read and dropped (see #close).
@@ -135,6 +148,7 @@ export class Connection {
       if (this.#timerPhase !== 'idle') this.#clearTimer();
       this.#messageStart = undefined;
       this.#busy = true;
+      if (!this.#proven) this.#checkProof(event.request);
       const answer = this.#answer(event.request);
       if (isThenable(answer)) {
         // No read timer while a decision is awaited (it has its own deadline).
@@ -148,6 +162,23 @@ export class Connection {
       // left as it is (nothing can fire meanwhile) to be restarted, not replaced, when the loop waits again.
       if (!this.#send(answer.bytes, answer.close)) return;
     }
+  }
+
+  /** Once a request proves the connection (server.ts: Squid's key), it counts and idles as Squid's. */
+  #checkProof(request: IcapRequest): void {
+    const { proves } = this.#shared.options;
+    let proven = false;
+    try {
+      proven = proves?.(request) ?? false;
+    } catch (error) {
+      // The key cannot be read yet, say: not proven, and asked again on the next request.
+      this.#log(
+        `cannot check the request's proof: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    if (!proven) return;
+    this.#proven = true;
+    this.#onProven();
   }
 
   /** A malformed, oversized or timed-out message: its error status, then close only this connection. */
@@ -260,17 +291,24 @@ export class Connection {
   }
 
   /**
-   * The read timer for where the parser stands: idle (close quietly); head and body (408) at deadlines that run
+   * The read timer for where the parser stands: idle (close quietly: after idleTimeoutMs once proven, after
+   * unprovenIdleTimeoutMs before, from the connection's start too); head and body (408) at deadlines that run
    * from the message's first byte, so bytes trickling in push neither back: the head within headerTimeoutMs,
    * the whole message within requestTimeoutMs.
    */
   #armTimer(): void {
     const phase = this.#parser.phase;
-    const { idleTimeoutMs, headerTimeoutMs, requestTimeoutMs, clock, timers } = this.#shared.options;
+    const { idleTimeoutMs, unprovenIdleTimeoutMs, headerTimeoutMs, requestTimeoutMs, clock, timers } =
+      this.#shared.options;
     if (phase === 'idle') {
       this.#messageStart = undefined;
-      if (this.#timerPhase === 'idle' && timers.refresh !== undefined) timers.refresh(this.#timer);
-      else this.#setTimer('idle', idleTimeoutMs, () => this.#close());
+      const ms = this.#proven ? idleTimeoutMs : unprovenIdleTimeoutMs;
+      if (this.#timerPhase === 'idle' && this.#idleMs === ms && timers.refresh !== undefined)
+        timers.refresh(this.#timer);
+      else {
+        this.#setTimer('idle', ms, () => this.#close());
+        this.#idleMs = ms;
+      }
       return;
     }
     if (phase === this.#timerPhase) return;

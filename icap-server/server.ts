@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { Connection, type Decision, type Shared } from './connection.ts';
-import type { ParserLimits, ReqmodRequest } from './parser.ts';
+import type { IcapRequest, ParserLimits, ReqmodRequest } from './parser.ts';
 import { Refusals } from './refusals.ts';
 import { errorResponse } from './serializer.ts';
 import { sharedSlots, slotCounter, type ConnectionSlots } from './slots.ts';
@@ -37,8 +37,25 @@ export interface IcapServerOptions {
   maxConnectionsPerAddress?: number;
   /** Seconds a client may keep the OPTIONS answer. */
   optionsTtl?: number;
-  /** A connection with no message in progress is closed after this long (longer than Squid's pconn_timeout). */
+  /**
+   * Whether a request proves that its connection is the trusted client's (the portal: Squid's key, see
+   * portal-service.ts). A proven connection gives back its place among its address's (slots.ts) and may idle
+   * for idleTimeoutMs; any other is closed after unprovenIdleTimeoutMs without a message in progress, before
+   * its first one too: Squid and every local user share 127.0.0.1, and a socket that only waits must not hold
+   * one of Squid's places for long. Default: none proves.
+   */
+  proves?: (request: IcapRequest) => boolean;
+  /**
+   * A proven connection with no message in progress is closed after this long (longer than Squid's
+   * pconn_timeout, so that Squid, keeping its connections open between transactions, closes first).
+   */
   idleTimeoutMs?: number;
+  /**
+   * How long a connection not proven (see proves) may go without a message in progress, from its start and
+   * between messages; then it is closed quietly. As short as the header deadline: a client sends its request
+   * at once.
+   */
+  unprovenIdleTimeoutMs?: number;
   /** From a message's first byte until its heads are complete, however slowly they trickle in; then 408. */
   headerTimeoutMs?: number;
   /** From a message's first byte until all of it (heads and body) is in, however slowly it trickles; then 408. */
@@ -88,6 +105,7 @@ export const DEFAULTS = {
   maxConnections: 100,
   optionsTtl: 300,
   idleTimeoutMs: 120_000,
+  unprovenIdleTimeoutMs: 10_000,
   headerTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   decisionTimeoutMs: 10_000,
@@ -167,9 +185,12 @@ export function createIcapServer({
       refuse(socket, slot.refused);
       return;
     }
-    const connection = new Connection(socket, shared, () => {
-      open.delete(connection);
-      slot.give();
+    const connection = new Connection(socket, shared, {
+      onClose: () => {
+        open.delete(connection);
+        slot.give();
+      },
+      onProven: () => slot.prove(),
     });
     open.add(connection);
     // Created paused (pauseOnConnect, below): a 'data' listener alone does not start it.

@@ -1,8 +1,12 @@
 import { addressGroup } from '../lib/net/address.ts';
 
 /**
- * Places for ICAP connections: at most `max` in all, and at most `perAddress` from one client address (an IPv6
- * client: its /64, as the web app counts), so one address cannot take every place. Counted in an Int32Array
+ * Places for ICAP connections: at most `max` in all, and at most `perAddress` unproven ones from one client
+ * address (an IPv6 client: its /64, as the web app counts), so one address cannot take every place. A
+ * connection that has proved to be Squid's (Slot.prove) counts in the total only: Squid and every local user
+ * share 127.0.0.1, and users filling that address's places must not close Squid's open connections' way
+ * back in, nor count against them. Squid is told perAddress as Max-Connections, so even its new connections,
+ * unproven until their first REQMOD, never exceed the per-address cap on their own. Counted in an Int32Array
  * that may sit on a SharedArrayBuffer held by every thread listening on the port (workers.ts): an atomic add
  * either stays within its limit or is undone, so the limits hold for all threads together.
  *
@@ -20,6 +24,11 @@ export interface ConnectionSlots {
 export interface Slot {
   /** Give the place back (once; later calls do nothing). */
   give(): void;
+  /**
+   * The connection has proved it is the trusted client's (Squid's key, see server.ts): it gives back its place
+   * among its address's and keeps only its place in the total (once; later calls do nothing).
+   */
+  prove(): void;
 }
 
 const BUCKETS = 4096;
@@ -52,12 +61,18 @@ export function sharedSlots(counter: Int32Array, max: number, perAddress: number
         return { refused: 'address' };
       }
       let given = false;
+      let proven = false;
       return {
         give: () => {
           if (given) return;
           given = true;
-          Atomics.sub(counter, bucket, 1);
+          if (!proven) Atomics.sub(counter, bucket, 1);
           Atomics.sub(counter, 0, 1);
+        },
+        prove: () => {
+          if (proven || given) return;
+          proven = true;
+          Atomics.sub(counter, bucket, 1);
         },
       };
     },

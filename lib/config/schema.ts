@@ -264,7 +264,8 @@ export const configSchema = z
         /**
          * Connections open at once from one address (IPv6: one /64), advertised to Squid as Max-Connections
          * (Squid then stays within it); one more gets 503. Absent: half of maxConnections, so one other
-         * address can never take the places Squid was told it may use.
+         * address can never take the places Squid was told it may use. A connection that has carried Squid's
+         * key counts in maxConnections only (icap-server/slots.ts).
          */
         maxConnectionsPerAddress: z.number().int().min(1).max(10_000).optional(),
         /** Seconds a request (its heads and body) may take to arrive, however slowly it trickles; then 408. */

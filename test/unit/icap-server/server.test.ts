@@ -15,10 +15,12 @@ import {
   type IcapServerOptions,
 } from '../../../icap-server/server.ts';
 import { sharedSlots, slotCounter } from '../../../icap-server/slots.ts';
-import { chunks, httpHead, options, reqmod } from './fixtures.ts';
+import { chunks, httpHead, options, reqmod, SQUID_ICAP_HEADERS } from './fixtures.ts';
 import { client, ManualTimers } from './socket-harness.ts';
 
 const IDLE = 5000;
+/** A connection not yet proven (every test's first request proves it, unless the test says otherwise). */
+const UNPROVEN = 800;
 const HEADER = 1000;
 const DECISION = 3000;
 const REQUEST = 2000;
@@ -44,7 +46,9 @@ async function start(
     istag: () => istag,
     maxConnections: settings.maxConnections,
     maxConnectionsPerAddress: settings.maxConnections,
+    proves: () => true,
     idleTimeoutMs: IDLE,
+    unprovenIdleTimeoutMs: UNPROVEN,
     headerTimeoutMs: HEADER,
     requestTimeoutMs: REQUEST,
     decisionTimeoutMs: DECISION,
@@ -61,6 +65,7 @@ afterEach(async () => {
   const closing = server?.close();
   // Connections a test left open close once their timers run.
   timers?.fire(IDLE);
+  timers?.fire(UNPROVEN);
   timers?.fire(REQUEST);
   timers?.fire(HEADER);
   await closing;
@@ -351,7 +356,8 @@ async function until(done: () => boolean): Promise<void> {
 
 describe('the ICAP server: connection limits and the request deadline', () => {
   it('caps connections per address (advertised as Max-Connections); another address is still served', async () => {
-    const port = await start(byUrl, { maxConnections: 4, maxConnectionsPerAddress: 2 });
+    // Nothing proves itself here: a proven connection no longer counts against its address (tested below).
+    const port = await start(byUrl, { maxConnections: 4, maxConnectionsPerAddress: 2, proves: () => false });
     const mine = [await client(port, { from: '127.0.0.2' }), await client(port, { from: '127.0.0.2' })];
     mine[0]?.socket.write(options());
     const text = await mine[0]?.until(answers(1));
@@ -392,8 +398,8 @@ describe('the ICAP server: connection limits and the request deadline', () => {
     const refused = await client(port);
     await refused.closed;
     await until(() => server?.lingering === 0);
-    // Only the first connection's idle timer is left: the linger's was cleared.
-    expect([...timers.pending].map((t) => t.ms)).toEqual([IDLE]);
+    // Only the first connection's idle timer is left (it never sent anything): the linger's was cleared.
+    expect([...timers.pending].map((t) => t.ms)).toEqual([UNPROVEN]);
   });
 
   it('beyond a few lingering refused connections, closes each at once after its 503', async () => {
@@ -452,7 +458,7 @@ describe('the ICAP server: connection limits and the request deadline', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(timers.armed.get(REQUEST - 400)).toBe(1);
-    expect(timers.armed.get(IDLE)).toBe(1);
+    expect(timers.armed.get(UNPROVEN)).toBe(1);
     expect(timers.fire(REQUEST - 400)).toBe(1);
     await c.closed;
     expect(c.received()).toBe(errorResponse(stamp(), 408, true).toString('latin1'));
@@ -473,5 +479,73 @@ describe('the ICAP server: connection limits and the request deadline', () => {
       clock.advance(5000);
     }
     expect(count(c.received(), 'ICAP/1.0 204 No Content')).toBe(2);
+  });
+});
+
+describe('the ICAP server: connections that have not proved to be Squid’s', () => {
+  /** Squid's key, in this test's terms: an ICAP header the decision checks (portal-service.ts). */
+  const proves = (request: { headers: { get(name: string): string | undefined } }) =>
+    request.headers.get('x-proof') === 'the key';
+  const PROOF = [...SQUID_ICAP_HEADERS, 'X-Proof: the key'];
+
+  it('closes a connection that sends nothing at all after the short deadline, not the idle timeout', async () => {
+    const port = await start(byUrl, { proves });
+    const silent = await client(port);
+    await until(() => server?.connections === 1);
+    expect([...timers.pending].map((t) => t.ms)).toEqual([UNPROVEN]);
+    expect(timers.fire(UNPROVEN)).toBe(1);
+    await silent.closed;
+    expect(silent.received()).toBe('');
+    await until(() => server?.connections === 0);
+  });
+
+  it('keeps a proven connection open between requests for the idle timeout, an unproven one only briefly', async () => {
+    const port = await start(byUrl, { proves });
+    const squid = await client(port);
+    squid.socket.write(reqmod({ icapHeaders: PROOF }));
+    await squid.until(answers(1));
+    const other = await client(port);
+    // A REQMOD without the key (a forged X-Client-IP, say) is answered, and proves nothing.
+    other.socket.write(reqmod() + options());
+    await other.until(answers(2));
+    expect(timers.fire(UNPROVEN)).toBe(1);
+    await other.closed;
+    expect(squid.isClosed()).toBe(false);
+    // Squid keeps its connection idle between transactions, and comes back to it.
+    squid.socket.write(options());
+    await squid.until(answers(2));
+    expect(timers.fire(IDLE)).toBe(1);
+    await squid.closed;
+  });
+
+  it('counts a proven connection in the total only: its address filled with unproven ones does not shut it out', async () => {
+    const port = await start(byUrl, { proves, maxConnections: 4, maxConnectionsPerAddress: 2 });
+    const squid = await client(port, { from: '127.0.0.2' });
+    squid.socket.write(reqmod({ icapHeaders: PROOF }));
+    await squid.until(answers(1));
+    // Local users share Squid's address: they get their two places, not Squid's.
+    const users = [await client(port, { from: '127.0.0.2' }), await client(port, { from: '127.0.0.2' })];
+    await until(() => server?.connections === 3);
+    const third = await client(port, { from: '127.0.0.2' });
+    await third.closed;
+    expect(third.received()).toBe(errorResponse(stamp(), 503, true).toString('latin1'));
+    squid.socket.write(reqmod({ icapHeaders: PROOF }));
+    await squid.until(answers(2));
+    expect(users.map((c) => c.isClosed())).toEqual([false, false]);
+  });
+
+  it('takes a proof that cannot be checked (the key unreadable) as none, logs why, and answers all the same', async () => {
+    const port = await start(byUrl, {
+      proves: () => {
+        throw new Error('the proxy key cannot be read');
+      },
+    });
+    const c = await client(port);
+    c.socket.write(reqmod({ icapHeaders: PROOF }));
+    await c.until(answers(1));
+    expect(c.received()).toBe(noContentResponse(stamp()).toString('latin1'));
+    expect(logged.join('\n')).toContain("cannot check the request's proof: the proxy key cannot be read");
+    expect(timers.fire(UNPROVEN)).toBe(1);
+    await c.closed;
   });
 });

@@ -44,6 +44,27 @@ describe('sharedSlots', () => {
     expect(slots.take('10.0.0.1')).toEqual({ refused: 'address' });
   });
 
+  it('counts a proven connection in the total only, once, and gives it back once', () => {
+    const slots = sharedSlots(slotCounter(), 3, 1);
+    const squid = taken(slots.take('127.0.0.1'));
+    expect(slots.take('127.0.0.1')).toEqual({ refused: 'address' });
+    squid.prove();
+    squid.prove();
+    const user = taken(slots.take('127.0.0.1'));
+    expect(slots.take('127.0.0.1')).toEqual({ refused: 'address' });
+    expect(slots.used).toBe(2);
+    squid.give();
+    squid.give();
+    expect(slots.used).toBe(1);
+    // The address's place is still the user's: giving the proven one back freed none of it.
+    expect(slots.take('127.0.0.1')).toEqual({ refused: 'address' });
+    user.give();
+    taken(slots.take('127.0.0.1'));
+    // Proving after giving back does nothing.
+    user.prove();
+    expect(slots.take('127.0.0.1')).toEqual({ refused: 'address' });
+  });
+
   it('holds both limits for every holder of one counter (threads on one port)', () => {
     const counter = slotCounter();
     const one = sharedSlots(counter, 3, 2);
