@@ -173,8 +173,7 @@ static void settle(const char *id) {
 static void reply(const char *line, size_t len) {
   char id[ID_LEN + 1];
   if (line[0] == '#') {
-    writeall(STDERR_FILENO, "doorman: ", 9);
-    writeall(STDERR_FILENO, line + 1, len - 1);
+    writeall(STDERR_FILENO, line + 1, len - 1); /* one write: lines of many shims never interleave */
     return;
   }
   channel_of(line, len, id);

@@ -82,13 +82,15 @@ export function formatReply(channel: string | undefined, reply: HelperReply): st
 export const MAX_CACHE_LOG_CHARS = 1024;
 
 /**
- * A cache.log line for the shim: `#`, the text on one line (control characters as spaces, at most
- * MAX_CACHE_LOG_CHARS), LF. No reply starts with `#` (a channel-ID or a result does), so the shim tells them apart.
+ * A cache.log line for the shim: `#doorman: `, the text on one line (C0 and C1 controls and Unicode line
+ * separators as spaces, at most MAX_CACHE_LOG_CHARS), LF. No reply starts with `#` (a channel-ID or a result
+ * does), so the shim tells them apart; it writes what follows the `#` in one write, so lines from many shims
+ * never interleave.
  */
 export function formatCacheLogLine(text: string): string {
   // eslint-disable-next-line no-control-regex
-  const one = text.slice(0, MAX_CACHE_LOG_CHARS).replace(/[\u0000-\u001f\u007f]/g, ' ');
-  return `#${one}\n`;
+  const one = text.slice(0, MAX_CACHE_LOG_CHARS).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
+  return `#doorman: ${one}\n`;
 }
 
 export const ok = (pairs?: HelperReply['pairs']): HelperReply =>

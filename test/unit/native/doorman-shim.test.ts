@@ -149,7 +149,7 @@ describe('doorman-shim', () => {
   it('writes a line the service starts with # to stderr (cache.log), not to Squid, and owes nothing for it', async () => {
     await service((line, socket) => {
       const id = /^\d+ /.exec(line)?.[0] ?? '';
-      socket.write(`#basic: RATE_LIMITED account="alice"\n${id}ERR message=RATE_LIMITED\n`);
+      socket.write(`#doorman: basic: RATE_LIMITED account="alice"\n${id}ERR message=RATE_LIMITED\n`);
     });
     const s = shim(true);
     s.send('7 alice guess 127.0.0.2\n');

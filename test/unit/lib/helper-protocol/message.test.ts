@@ -3,7 +3,9 @@ import {
   bh,
   channelOf,
   err,
+  formatCacheLogLine,
   formatReply,
+  MAX_CACHE_LOG_CHARS,
   ok,
   parseRequest,
 } from '../../../../lib/helper-protocol/message.ts';
@@ -196,5 +198,15 @@ describe('ok / err / bh', () => {
     expect(err()).toEqual({ result: 'ERR' });
     expect(err('why')).toEqual({ result: 'ERR', pairs: [['message', 'why']] });
     expect(bh('why')).toEqual({ result: 'BH', pairs: [['message', 'why']] });
+  });
+});
+
+describe('formatCacheLogLine', () => {
+  it('makes one line of any text, capped, that no reply could be taken for', () => {
+    expect(formatCacheLogLine('basic: RATE_LIMITED account="a"')).toBe(
+      '#doorman: basic: RATE_LIMITED account="a"\n',
+    );
+    expect(formatCacheLogLine('a\r\nOK user=x\u0085b\u2028c\u0000d')).toBe('#doorman: a  OK user=x b c d\n');
+    expect(formatCacheLogLine('x'.repeat(5000))).toHaveLength('#doorman: \n'.length + MAX_CACHE_LOG_CHARS);
   });
 });

@@ -160,7 +160,10 @@ describe('with channel-IDs', () => {
     behindShim.input.end('2 bob\n');
     await behindShim.done;
     // One line whatever the text holds: a line break in it cannot forge a reply.
-    expect(behindShim.lines()).toEqual(['#basic: RATE_LIMITED bob  forged', '2 ERR message=RATE_LIMITED']);
+    expect(behindShim.lines()).toEqual([
+      '#doorman: basic: RATE_LIMITED bob  forged',
+      '2 ERR message=RATE_LIMITED',
+    ]);
     expect(behindShim.logs).toEqual([]);
   });
 
