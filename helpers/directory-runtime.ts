@@ -2,6 +2,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Db } from '../lib/store/database.ts';
 import { Directory } from '../lib/directory/directory.ts';
 import { DirectoryError } from '../lib/directory/errors.ts';
+import { RetiredDirectories } from '../lib/directory/retired.ts';
 import { bh, type HelperReply } from '../lib/helper-protocol/message.ts';
 import type { Log } from '../lib/log.ts';
 import type { DirectorySettingsStore } from '../lib/store/directory-settings-store.ts';
@@ -18,6 +19,7 @@ export class DirectoryRuntime {
   readonly #log: Log;
   #version = -1;
   #directory: Directory | undefined;
+  readonly #retired = new RetiredDirectories();
 
   constructor(store: DirectorySettingsStore, options: { db: Db; clock: Clock; log: Log }) {
     this.#store = store;
@@ -35,10 +37,7 @@ export class DirectoryRuntime {
       loaded && new Directory(loaded.settings, loaded.password, { clock: this.#clock, log: this.#log });
     this.#version = version;
     // Requests already sent to the previous directory finish first: close it once they could have.
-    if (previous) {
-      const grace = previous.settings.connectTimeoutMs + previous.settings.timeoutMs;
-      setTimeout(() => void previous.close().catch(() => {}), grace).unref();
-    }
+    if (previous) this.#retired.retire(previous);
     this.#log(
       loaded
         ? `directory settings ${version} in force: ${loaded.settings.kind} ${loaded.settings.host}`
@@ -51,8 +50,9 @@ export class DirectoryRuntime {
     return this.#directory;
   }
 
+  /** The directory in force and any replaced one still in its grace: their connections end with the process. */
   async close(): Promise<void> {
-    await this.#directory?.close();
+    await Promise.all([this.#directory?.close(), this.#retired.close()]);
     this.#db.close();
   }
 }

@@ -178,11 +178,14 @@ export const serveCommand: Command = {
     };
     // The splash pages' own MAC lookups share answers for a few seconds (a page's requests come in a burst).
     const splashMacs = new MacLookupCache({ clock: systemClock });
+    // The splash page's directory, closed on shutdown: its pooled connections would keep serve running.
+    let splashDirectory: ReturnType<typeof directorySourceFrom> | undefined;
     const portalApp = (
       stores: Stores,
       proxyKey: ProxyKeyCheck,
       key: string,
       portalUrls: PortalUrlSigner,
+      directory: ReturnType<typeof directorySourceFrom>,
     ): RequestListener =>
       createApp({
         config: loaded.config,
@@ -208,7 +211,7 @@ export const serveCommand: Command = {
         splash: {
           settings: stores.portal,
           deviceGroups: stores.deviceGroups,
-          directory: directorySourceFrom(stores.directory, { clock: systemClock, log }),
+          directory,
           findMac: (ip) => findMac(ip, { cache: splashMacs }),
           // Open sign-in pages stay good across a restart: the CSRF key is derived from the proxy key.
           csrfSecret: key,
@@ -223,7 +226,9 @@ export const serveCommand: Command = {
       () => {
         const { stores: now, proxyKey, key, portalUrls } = open();
         opened = now;
-        return { stores: now, portalUrls, proxyKey, app: portalApp(now, proxyKey, key, portalUrls) };
+        splashDirectory = directorySourceFrom(now.directory, { clock: systemClock, log });
+        const app = portalApp(now, proxyKey, key, portalUrls, splashDirectory);
+        return { stores: now, portalUrls, proxyKey, app };
       },
       { clock: systemClock, log },
     );
@@ -264,6 +269,7 @@ export const serveCommand: Command = {
       icapWorkers?.close(),
       authd.stop(),
       privileged?.close(),
+      splashDirectory?.close(),
     ]);
     opened?.close();
     log.flush();

@@ -80,6 +80,8 @@ export interface Lab {
   cacheLog(): string[];
   /** doorman serve's log so far, authd's included (what the helpers behind the shims say). */
   serveLog(): string[];
+  /** The running `doorman serve`, for tests that stop it themselves (stop() then leaves it be). */
+  serve: Started;
   stop(): Promise<void>;
 }
 
@@ -170,6 +172,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
       accessLog: () => logLines('access.log'),
       cacheLog: () => logLines('cache.log'),
       serveLog: () => serve.stderr().split('\n').filter(Boolean),
+      serve,
       stop,
     };
   } catch (error) {

@@ -50,6 +50,8 @@ export interface Slapd {
   readonly pid: number;
   /** With `logBinds`: the DN of every simple bind slapd has received so far (from its stats log), in order. */
   binds(): string[];
+  /** With `logBinds`: everything every slapd started has logged so far (connections, operations). */
+  stderr(): string;
   /** Apply LDIF with ldapmodify as the admin (entries without `changetype` are an error); returns its stdout. */
   modify(ldif: string): Promise<string>;
   /** Stop slapd (SIGKILL; LMDB commits are durable), keeping its data and ports: the directory is down. */
@@ -210,6 +212,7 @@ export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
         logs.flatMap((p) =>
           [...p.stderr().matchAll(/ BIND dn="([^"]*)" method=128\b/g)].map((m) => m[1] ?? ''),
         ),
+      stderr: () => logs.map((p) => p.stderr()).join(''),
       modify,
       halt: async () => {
         await proc?.stop();

@@ -1,12 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../lib/clock.ts';
-import { parseConfig } from '../../lib/config/load.ts';
-import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
-import { proxyKeyPath, readProxyKey } from '../../lib/security/proxy-key.ts';
 import { applyDirectory } from '../harness/apply-directory.ts';
-import { browser, http, type Response } from '../harness/http.ts';
+import { http } from '../harness/http.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
+import { openSplashForm, splashCode } from '../harness/splash-sign-in.ts';
 import { startSlapd, USER_PASSWORD, type Slapd } from '../harness/slapd.ts';
 
 /**
@@ -28,46 +24,25 @@ afterAll(async () => {
   await slapd?.stop();
 });
 
-/** A browser configured to use Squid: one cookie jar. */
-const viaSquid = () => browser(() => lab.doormanUrl, { proxy: { host: '127.0.0.1', port: lab.squidPort } });
-
-const hidden = (page: Response, name: string) =>
-  new RegExp(`<input type="hidden" name="${name}" value="([^"]*)"`).exec(page.body)?.[1] ?? '';
-const codeOf = (page: Response) => /<p\s+id="portal-message"\s+data-code="([a-z_]+)"/.exec(page.body)?.[1];
-
 describe('the splash page with a real directory', () => {
   it('refuses a wrong password, signs in with the right one, and Squid then names the user', async () => {
-    const browse = viaSquid();
     const original = `${lab.originUrl}news`;
-    // As the ICAP service sends it (signed for the address Squid names, 127.0.0.1): followed after the sign-in.
-    const config = parseConfig(JSON.parse(readFileSync(lab.configFile, 'utf8')), lab.configFile);
-    const sig = new PortalUrlSigner(readProxyKey(proxyKeyPath(config)), systemClock).sign(
-      original,
-      '127.0.0.1',
-    );
-    const page = await browse(`portal/?url=${encodeURIComponent(original)}&sig=${sig}`);
+    const { page, browse, signIn } = await openSplashForm(lab, original);
     expect(page.status).toBe(200);
     expect(page.body).toContain('id="username"');
-    const form = (password: string) => ({
-      csrf: hidden(page, 'csrf'),
-      url: hidden(page, 'url'),
-      sig: hidden(page, 'sig'),
-      username: 'Alice',
-      password,
-    });
 
-    const wrong = await browse('portal/', form('not-the-password'));
+    const wrong = await signIn('Alice', 'not-the-password');
     expect(wrong.status).toBe(403);
-    expect(codeOf(wrong)).toBe('wrong_password');
+    expect(splashCode(wrong)).toBe('wrong_password');
     expect((await lab.cli('sessions', 'list')).stdout).not.toContain('alice');
 
-    const right = await browse('portal/', form(USER_PASSWORD));
+    const right = await signIn('Alice', USER_PASSWORD);
     expect(right.status).toBe(303);
     expect(right.headers.location).toBe(original);
     expect((await lab.cli('sessions', 'list')).stdout).toMatch(/^127\.0\.0\.1\talice\tportal\t/m);
 
     const done = await browse('portal/done');
-    expect(codeOf(done)).toBe('connected');
+    expect(splashCode(done)).toBe('connected');
     expect(done.body).toContain('You are connected as <strong>alice</strong>');
     const api = await browse('portal/api');
     expect(api.headers['content-type']).toBe('application/captive+json');
