@@ -1,66 +1,32 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../../lib/clock.ts';
 import { helperSocket, runDir } from '../../../../lib/seamless/paths.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
-import { NODE } from '../../../harness/helper-process.ts';
-import { ROOT } from '../../../harness/lab.ts';
-import { buildShim, Shim, SHIM_DOWN } from '../../../harness/shim.ts';
+import { AuthdProcess, authdConfig } from '../../../harness/authd-process.ts';
+import { buildShim, Shim, SHIM_DOWN, type ShimBounds } from '../../../harness/shim.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
-
-// What serve starts: the compiled authd (npm test builds it first).
-const AUTHD = join(ROOT, 'dist', 'helpers', 'authd', 'main.js');
 
 beforeAll(buildShim);
 
 const NOT_ENABLED = 'BH message=seamless%20authentication%20is%20not%20enabled';
 
-/** authd as serve starts it, with its stderr kept; `listening` resolves once its sockets are up. */
-class Authd {
-  readonly child: ChildProcessWithoutNullStreams;
-  stderr = '';
-  readonly listening: Promise<void>;
-  readonly exited: Promise<number | null>;
-
-  constructor(config: string, extra: readonly string[] = []) {
-    this.child = spawn(NODE, ['--max-semi-space-size=2', AUTHD, '--config', config, ...extra]);
-    this.exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.listening = new Promise((resolve, reject) => {
-      this.child.stderr.on('data', (d: Buffer) => {
-        this.stderr += d.toString();
-        if (this.stderr.includes('listening in ')) resolve();
-      });
-      void this.exited.then((code) => reject(new Error(`authd exited with ${code}: ${this.stderr}`)));
-    });
-  }
-}
-
 describe('doorman-authd', () => {
   const db = useTempDb('doorman-authd-');
-  const started: Array<Authd | Shim> = [];
-  const config = () => {
-    const path = join(db.dir, 'doorman.json');
-    writeFileSync(path, JSON.stringify({ stateDir: db.dir }));
-    return path;
-  };
+  const started: Array<AuthdProcess | Shim> = [];
   const authd = async (extra: readonly string[] = []) => {
-    const a = new Authd(config(), extra);
+    const a = new AuthdProcess(authdConfig(db.dir), extra);
     started.push(a);
     await a.listening;
     return a;
   };
-  const shim = (kind: 'session' | 'basic' | 'group' | 'negotiate' | 'ntlm') => {
-    const s = new Shim(helperSocket(db.dir, kind), kind !== 'negotiate' && kind !== 'ntlm');
+  const shim = (kind: 'session' | 'basic' | 'group' | 'negotiate' | 'ntlm', bounds?: ShimBounds) => {
+    const s = new Shim(helperSocket(db.dir, kind), kind !== 'negotiate' && kind !== 'ntlm', bounds);
     started.push(s);
     return s;
   };
   afterEach(() => {
-    for (const p of started.splice(0)) {
-      if (p instanceof Shim) p.kill();
-      else if (p.child.exitCode === null) p.child.kill('SIGKILL');
-    }
+    for (const p of started.splice(0)) p.kill();
   });
 
   it('answers session lookups from every shim in one process, on sockets only its user and group reach', async () => {
@@ -121,14 +87,14 @@ describe('doorman-authd', () => {
     expect(a.stderr).toMatch(/parent gone: stopping/);
   });
 
-  it('stops on SIGTERM with exit 0; the shims answer BH, and are served again by the next authd', async () => {
+  it('stops on SIGTERM with exit 0; the shims answer BH past their hold, and are served again by the next authd', async () => {
     new SessionStore(db.connect(), systemClock).start({
       key: { kind: 'ip', value: '10.0.0.5' },
       username: 'alice',
       source: 'api',
     });
     const first = await authd();
-    const s = shim('session');
+    const s = shim('session', { holdMs: 300 });
     expect(await s.ask('1 10.0.0.5 -')).toBe('1 OK user=alice');
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
