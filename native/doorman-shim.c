@@ -19,9 +19,9 @@
  * is answered BH and Squid starts the handshake again. What is held is capped (MAX_PENDING requests,
  * MAX_HELD_BYTES): beyond that a request is answered BH at once.
  *
- * A live but stuck authd must not hang Squid: a request unanswered deadline_ms after it arrived is answered BH
- * and the connection dropped and made again; connect() is non-blocking (a full backlog fails at once), and one
- * still in progress after CONNECT_MS is abandoned. At the end of stdin the shim goes on until every request read
+ * A live but stuck authd must not hang Squid: a request unanswered deadline_ms after it arrived is answered BH,
+ * and a connection silent that long is dropped and made again (tick() says when); connect() is non-blocking (a
+ * full backlog fails at once), and one still in progress after CONNECT_MS is abandoned. At the end of stdin the shim goes on until every request read
  * is answered (each within deadline_ms), then exits; at once if stdout is gone (nobody to answer).
  *
  * Lines are framed in both directions: a request is sent to authd only whole, a reply is written to Squid only
@@ -85,6 +85,7 @@ static int concurrent, sock = -1;
 static enum { OFF, CONNECTING, ON } state;
 static unsigned connection; /* counts sockets, so a poll result is never read off a newer one */
 static int64_t now, down_since, last_attempt = INT64_MIN / 2, hold_ms = HOLD_MS, deadline_ms = DEADLINE_MS;
+static int64_t last_heard; /* when the current connection was made, or last brought bytes */
 static int outage_logged, hold_logged;
 static struct req pool[MAX_PENDING], *spare; /* spare: answered ones, linked through next */
 static size_t pool_used, nreq, held_bytes;   /* pool_used: untouched entries cost no RSS */
@@ -191,6 +192,7 @@ static void drop(const char *why) {
 
 static void connected(void) {
   state = ON;
+  last_heard = now;
   rep.len = 0;
   rep.skipping = 0;
   cursor = queue.next;
@@ -225,14 +227,19 @@ static void try_connect(void) {
 
 static int past_hold(void) { return state != ON && now - down_since >= hold_ms; }
 
-/* Timers: requests past their deadline, connects past theirs, reconnects due, outages past the hold. */
+/* Timers: requests past their deadline, connects past theirs, reconnects due, outages past the hold. A request
+   answered BH here that authd was sent makes a new connection when authd has been silent for the whole deadline
+   (stopped, stuck), or always without --concurrent (replies are matched by order: a late one must never come).
+   Otherwise authd is alive and that one request slow: the connection stays, its late reply is dropped by ID, and
+   requests sent again on a new connection do not each make another. */
 static void tick(void) {
   int stuck = 0;
   while (queue.next != &queue && now - queue.next->at >= deadline_ms) {
     stuck |= queue.next->written > 0;
     answer_bh(queue.next, LATE);
   }
-  if (stuck && state == ON) drop("a request unanswered in time was answered BH");
+  if (stuck && state == ON && (!concurrent || now - last_heard >= deadline_ms))
+    drop("a request unanswered in time was answered BH");
   if (state == CONNECTING && now - last_attempt >= CONNECT_MS) connect_failed(ETIMEDOUT);
   if (state == OFF && now - last_attempt >= (past_hold() ? SLOW_RETRY_MS : RETRY_MS)) try_connect();
   if (past_hold()) {
@@ -410,7 +417,7 @@ int main(int argc, char **argv) {
       else connected();
     } else if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
       ssize_t n = read(sock, buf, sizeof buf);
-      if (n > 0) frame(&rep, buf, (size_t)n, reply);
+      if (n > 0) last_heard = now, frame(&rep, buf, (size_t)n, reply);
       else if (n == 0) drop("the service closed the connection");
       else if (errno != EINTR && errno != EAGAIN) drop(strerror(errno));
     }

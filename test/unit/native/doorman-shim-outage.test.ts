@@ -121,6 +121,25 @@ describe('doorman-shim when the service goes away', () => {
     expect(s.stderr).toMatch(/a request unanswered in time was answered BH; reconnecting/);
   });
 
+  it('answers BH past the deadline for one slow request of a live service, keeps the connection, drops the late reply', async () => {
+    const svc = await lab.service((line, socket) => {
+      if (line.startsWith('1 ')) setTimeout(() => echo(line, socket), 1700);
+      else echo(line, socket);
+    });
+    const s = lab.shim(true, { deadlineMs: 1500 });
+    s.send('1 alice\n');
+    await svc.until(() => svc.received.length === 1);
+    await sleep(700);
+    expect(await s.ask('2 bob')).toBe('2 OK user=bob');
+    expect(await s.until(2)).toEqual(['2 OK user=bob', `1 ${LATE}`]);
+    // The late reply comes on the same connection, and is dropped by its channel-ID.
+    await sleep(400);
+    expect(await s.ask('3 carol')).toBe('3 OK user=carol');
+    expect(s.lines).toEqual(['2 OK user=bob', `1 ${LATE}`, '3 OK user=carol']);
+    expect(svc.connections).toHaveLength(1);
+    expect(s.stderr).toContain('a reply to no request owed (channel-ID "1"): dropped');
+  });
+
   describe('a stopped service with a full backlog', () => {
     let stopped: ReturnType<typeof spawn> | undefined;
     const queued: Socket[] = [];
