@@ -6,8 +6,9 @@
 #   bench/icap.sh
 # Each round runs, one after the other on the same machine, at K = CONNS:
 #   c-icap 0.5.10 echo      the anchor (answers 204 without looking at anything)
-#   doorman 204 identified  serve with the portal in authentication mode, its DB holding SESSIONS live sessions
-#                           on exactly the driver's addresses: the real decision (one session lookup) → 204
+#   doorman 204 identified  serve with the portal on (agreement mode: authentication's decisions, no directory
+#                           needed), its DB holding SESSIONS live sessions on exactly the driver's addresses:
+#                           the real decision (one session lookup) → 204
 #   doorman 302 unidentified another serve whose DB holds SESSIONS sessions on other addresses: the lookup
 #                           misses → HTTP 302 to {baseUrl}portal/?url=… inside an ICAP 200
 #   node floor              bench/lib/icap-floor.ts: parses nothing, answers a constant 204 (what node:net
@@ -39,7 +40,7 @@ trap 'stop_pid "$S204" || true; stop_pid "$S302" || true; stop_pid "$SFLOOR" || 
 for p in "$CICAP_PORT" "$P204" "$P302" "$W204" "$W302" "$PFLOOR"; do need_free_port "$p"; done
 rm -rf "$D"; mkdir -p "$D/prof"
 
-# setup NAME WEB_PORT ICAP_PORT FIRST: a config, SESSIONS sessions on keys FIRST.., authentication mode
+# setup NAME WEB_PORT ICAP_PORT FIRST: a config, SESSIONS sessions on keys FIRST.., agreement mode
 setup() {
   local name=$1 web=$2 icap=$3 first=$4
   mkdir -p "$D/$name/state"
@@ -56,7 +57,11 @@ JSON
   echo "  $name: $("$NODE" "$BENCH/lib/make-sessions.ts" --db "$D/$name/state/doorman.db" --count "$SESSIONS" --first "$first")"
   if [ "$(id -u)" = 0 ]; then chown -R proxy:proxy "$D/$name/state" "$D/prof"; fi
   chmod 700 "$D/$name/state"; chmod 600 "$D/$name/state/doorman.db"
-  "$ROOT/bin/doorman" portal set --mode authentication --idle-minutes 60 --config "$D/$name/doorman.json" > /dev/null
+  # Usage Agreement Only: its ICAP decisions are authentication's (a 302 for a device without a session), and it
+  # needs no directory, which portal set requires for authentication.
+  echo "Be kind." > "$D/policy.txt"
+  "$ROOT/bin/doorman" portal set --mode agreement --policy-file "$D/policy.txt" --idle-minutes 60 \
+    --config "$D/$name/doorman.json" > /dev/null
 }
 echo "=== session DBs"
 setup identified "$W204" "$P204" 0

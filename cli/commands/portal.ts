@@ -33,7 +33,9 @@ const help = `Usage: doorman portal show
                           [--walled-host HOST ...] [--walled-cidr CIDR ...]
        doorman portal clear-sessions
 
-The captive portal for intercepted clients (in progress: the splash page and ICAP wiring come next).
+The captive portal for intercepted clients: Squid's ICAP service (doorman serve) sends a client nobody has
+identified to the splash page ({baseUrl}portal/): there the user accepts the policy or signs in, as the
+mode says.
   show             the settings in force (JSON)
   set              change the fields given, keep the others; every problem is listed and nothing is saved
                    if there is one. Prints what changed. New timeouts and a new clear date apply at once
@@ -44,7 +46,9 @@ The captive portal for intercepted clients (in progress: the splash page and ICA
 Options for set:
       --mode MODE              off, agreement (Usage Agreement Only: accept the policy; devices in an active
                                Device Group only), authentication (sign in with a directory account) or
-                               registration (Device Registration: sign in, the device's MAC is registered)
+                               registration (Device Registration: sign in, the device's MAC is registered);
+                               authentication and registration are refused until a directory is applied
+                               (doorman directory set)
       --idle-minutes N|none    authentication and agreement: minutes without traffic before the session ends
                                (1-${MAX_TIMEOUT_MINUTES}; default 60)
       --hard-minutes N|none    authentication and agreement: minutes from sign-in at most (1-${MAX_TIMEOUT_MINUTES};

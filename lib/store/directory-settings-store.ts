@@ -35,7 +35,8 @@ import { SettingsRow } from './settings-row.ts';
  * works writes them: a bad save changes nothing and the previous settings stay in force.
  */
 export const DIRECTORY_PASSWORD_FILE = 'directory-bind-password';
-const ROW = 'directory';
+/** Its row of the `settings` table: present once a directory has been applied. */
+export const DIRECTORY_ROW = 'directory';
 /** Longer than any real password; keeps a pasted file out of a bind request. */
 export const MAX_BIND_PASSWORD_LENGTH = 1024;
 
@@ -81,7 +82,7 @@ export class DirectorySettingsStore {
     this.#passwordFile = options.passwordFile;
     this.#clock = options.clock;
     this.#schedule = options.schedule ?? realSchedule;
-    this.#row = new SettingsRow(db, ROW);
+    this.#row = new SettingsRow(db, DIRECTORY_ROW);
   }
 
   /** The settings in force and the bind password; undefined when no directory was ever applied. */

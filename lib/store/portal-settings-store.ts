@@ -10,9 +10,11 @@ import {
   type PortalProblem,
   type PortalSettings,
 } from '../portal/settings.ts';
+import { directoryNeededProblem } from '../portal/directory-needed.ts';
 import { sessionLimitUpdate } from '../portal/session-limits.ts';
 import { realSchedule, retryWhileBusy, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
+import { DIRECTORY_ROW } from './directory-settings-store.ts';
 import { SettingsRow } from './settings-row.ts';
 import { SessionStore, type SessionSource } from './session-store.ts';
 
@@ -61,18 +63,31 @@ export class PortalSettingsStore {
   readonly #sessions: SessionStore;
 
   readonly #leastIdleSeconds: number;
+  readonly #directoryApplied: () => boolean;
 
   /**
    * `schedule`: the timers a save waits on while another process holds the lock (tests pass their own).
    * `leastIdleSeconds`: the shortest idle timeout a save may set (config/schema.ts leastIdleSeconds); default 0.
+   * `directoryApplied`: whether a directory is applied, read inside the save's transaction; by default
+   * whether this DB holds applied directory settings (DirectorySettingsStore's row).
    */
-  constructor(db: Db, options: { clock: Clock; schedule?: Schedule; leastIdleSeconds?: number }) {
+  constructor(
+    db: Db,
+    options: {
+      clock: Clock;
+      schedule?: Schedule;
+      leastIdleSeconds?: number;
+      directoryApplied?: () => boolean;
+    },
+  ) {
     this.#db = db;
     this.#clock = options.clock;
     this.#leastIdleSeconds = options.leastIdleSeconds ?? 0;
     this.#schedule = options.schedule ?? realSchedule;
     this.#row = new SettingsRow(db, ROW);
     this.#sessions = new SessionStore(db, options.clock);
+    const directoryRow = new SettingsRow(db, DIRECTORY_ROW);
+    this.#directoryApplied = options.directoryApplied ?? (() => directoryRow.version() > 0);
   }
 
   /** The settings in force: DEFAULT_PORTAL_SETTINGS (mode off) until some are saved. */
@@ -114,7 +129,8 @@ export class PortalSettingsStore {
   /**
    * Change some fields (the CLI's `portal set`; a field left out or undefined stays as it is): the rest are read under the same write lock, so a save from
    * another process in between is not undone. Every problem is listed; on any, nothing is written. A
-   * registrationClearDate set or changed must lie after today (server local time). A save that changes
+   * registrationClearDate set or changed must lie after today (server local time). The authentication and
+   * registration modes need an applied directory (lib/portal/directory-needed.ts). A save that changes
    * nothing still counts as a save (the version goes up).
    *
    * Every save also gives the portal's live sessions the limits of the new settings, in the same
@@ -160,6 +176,10 @@ export class PortalSettingsStore {
         const late = clearDateProblem(date, previous.registrationClearDate, today);
         if (late !== undefined) problems.push(late);
       }
+      // authentication and registration sign users in against the directory: refused while none is applied.
+      const noDirectory =
+        checked.ok && directoryNeededProblem(checked.settings.mode, this.#directoryApplied());
+      if (noDirectory) problems.push(noDirectory);
       if (!checked.ok || problems.length > 0) return { ok: false, problems };
       const { settings } = checked;
       const now = this.#clock.now();

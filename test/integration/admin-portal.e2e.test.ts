@@ -8,10 +8,12 @@ import { configSchema, type ConfigInput } from '../../lib/config/schema.ts';
 import { dbPath } from '../../lib/config/load.ts';
 import { openDatabase, type Db } from '../../lib/store/database.ts';
 import { SessionStore } from '../../lib/store/session-store.ts';
+import { applyDirectory } from '../harness/apply-directory.ts';
 import { launchChromium, newPage, screenshot, type ViewportName } from '../harness/browser.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
 import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
 import { run } from '../harness/run.ts';
+import { startSlapd, type Slapd } from '../harness/slapd.ts';
 
 /**
  * The captive portal admin screen in a real browser against a real `doorman serve`: sign in, choose
@@ -29,6 +31,8 @@ let serve: Started | undefined;
 let db: Db | undefined;
 let sessions: SessionStore;
 let browser: Browser | undefined;
+/** Applied before the screen chooses Authentication, which needs a directory. */
+let slapd: Slapd | undefined;
 
 const doorman = (...args: string[]) => run(DOORMAN, [...args, '--config', configFile]);
 
@@ -49,6 +53,8 @@ beforeAll(async () => {
   await run(DOORMAN, ['admin', 'passwd', '--user', 'admin', '--config', configFile], {
     input: `${ADMIN_PASSWORD}\n`,
   });
+  slapd = await startSlapd();
+  await applyDirectory((args, options) => run(DOORMAN, [...args, '--config', configFile], options), slapd);
   serve = start(DOORMAN, ['serve', '--config', configFile]);
   await waitForPort('127.0.0.1', port, 10_000, serve.child);
   db = openDatabase(dbPath(configSchema.parse(config)));
@@ -60,6 +66,7 @@ afterAll(async () => {
   await browser?.close();
   db?.close();
   await serve?.stop();
+  await slapd?.stop();
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -37,6 +37,7 @@ describe('doorman portal and device-group', () => {
     const run = await doorman(name, '--help');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(new RegExp(`^Usage: doorman ${name}`));
+    expect(run.stdout).not.toMatch(/in progress|come next/);
   });
 
   it('portal show prints the defaults; set lists every problem at once and saves nothing', async () => {
@@ -73,6 +74,23 @@ describe('doorman portal and device-group', () => {
     expect((await doorman('portal', 'set')).code).toBe(2);
     expect((await doorman('portal', 'show', '--mode', 'off')).code).toBe(2);
   });
+
+  it.each(['authentication', 'registration'])(
+    'portal set --mode %s with no directory applied: refused with the reason, nothing saved',
+    async (mode) => {
+      const refused = await doorman('portal', 'set', '--mode', mode, '--idle-minutes', '30');
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('not saved, the settings in force stay:');
+      expect(refused.stderr).toContain(
+        `--mode (mode): "${mode}" signs users in with a directory account, and no directory is applied: ` +
+          'apply one first (the Directory screen, or doorman directory set)',
+      );
+      expect(JSON.parse((await doorman('portal', 'show')).stdout)).toMatchObject({
+        mode: 'off',
+        idleTimeoutMinutes: 60,
+      });
+    },
+  );
 
   it('portal set saves, prints what changed and reminds of clear-sessions', async () => {
     const policy = join(dir, 'policy.txt');

@@ -6,11 +6,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.ts';
 import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
 import { readProxyKey } from '../../lib/security/proxy-key.ts';
+import { applyDirectory } from '../harness/apply-directory.ts';
 import { http } from '../harness/http.ts';
 import { writePortalConfig } from '../harness/portal-config.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
 import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
 import { run } from '../harness/run.ts';
+import { startSlapd, type Slapd } from '../harness/slapd.ts';
 
 /**
  * `doorman serve` with the captive portal configured (squid.intercept.httpPort set) runs the ICAP service on
@@ -29,8 +31,13 @@ let configFile: string;
 let webPort: number;
 let icapPort: number;
 let serve: Started | undefined;
+/** The directory the authentication mode needs applied (portal set refuses the mode without one). */
+let slapd: Slapd;
 
 const doorman = (...args: string[]) => run(DOORMAN, [...args, '--config', configFile]);
+/** Save & apply the test directory in the DB of the config `config`. */
+const applyDirectoryTo = (config: string) =>
+  applyDirectory((args, options) => run(DOORMAN, [...args, '--config', config], options), slapd);
 
 async function cIcapClient(...args: string[]): Promise<string> {
   const { stdout, stderr } = await run('c-icap-client', [
@@ -146,10 +153,13 @@ beforeAll(async () => {
   await waitForPort('127.0.0.1', icapPort, 10_000, serve.child);
   // Made by serve once it has given up root (just after it listens).
   await until(() => existsSync(join(dir, 'state', 'proxy-key')));
-});
+  slapd = await startSlapd();
+  await applyDirectoryTo(configFile);
+}, 30_000);
 
 afterAll(async () => {
   await serve?.stop();
+  await slapd?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -296,6 +306,7 @@ describe('doorman serve: the ICAP service when things go wrong', () => {
   it('ICAP threads sign the original URL with the key the splash page checks (the proxy key in stateDir)', async () => {
     const [web, icap] = [await freePort(), await freePort()];
     const config = portalConfig('signing-threads', web, icap, { icap: { port: icap, workers: 2 } });
+    await applyDirectoryTo(config);
     await run(DOORMAN, ['portal', 'set', '--mode', 'authentication', '--config', config]);
     other = start(DOORMAN, ['serve', '--config', config]);
     await waitForPort('127.0.0.1', icap, 10_000, other.child);

@@ -54,9 +54,9 @@ const MODE_HINTS: Readonly<Record<PortalMode, string>> = {
   agreement:
     'Accepting the usage policy gives a device web access for its IP address, if it is in an active Device Group.',
   authentication:
-    'A directory user name and password tie the device’s IP address to that user until a timeout.',
+    'A directory user name and password tie the device’s IP address to that user until a timeout. Needs a directory applied on the Directory screen.',
   registration:
-    'A directory sign-in registers the device’s MAC address to that user until the clear date (same network only).',
+    'A directory sign-in registers the device’s MAC address to that user until the clear date (same network only). Needs a directory applied on the Directory screen.',
 };
 
 /** Each field's label: on the form, and in the list of problems at the top, which names every field at fault. */

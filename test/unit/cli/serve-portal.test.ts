@@ -46,7 +46,8 @@ beforeEach(() => {
     apiKeys: new ApiKeyStore(db, clock),
     admins: new AdminStore(db, clock),
     directory: new DirectorySettingsStore(db, { passwordFile: join(tmp.dir, 'pw'), clock }),
-    portal: new PortalSettingsStore(db, { clock }),
+    // A directory is taken as applied: the sign-in modes need one (the ICAP decisions here do not ask it).
+    portal: new PortalSettingsStore(db, { clock, directoryApplied: () => true }),
     deviceGroups: new DeviceGroupStore(db, { clock }),
     signInFailures: new SignInFailureStore(db),
     close: () => db.close(),

@@ -3,7 +3,9 @@ import { SessionLookup } from '../../../../helpers/session-lookup.ts';
 import { ManualClock } from '../../../../lib/clock.ts';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../lib/portal/settings.ts';
 import { StoreBusyError } from '../../../../lib/store/busy.ts';
+import { DIRECTORY_ROW } from '../../../../lib/store/directory-settings-store.ts';
 import { PortalSettingsStore } from '../../../../lib/store/portal-settings-store.ts';
+import { SettingsRow } from '../../../../lib/store/settings-row.ts';
 import { SessionStore, type Session, type SessionKey } from '../../../../lib/store/session-store.ts';
 import { ManualTimers } from '../../../support/manual-timers.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
@@ -15,7 +17,9 @@ beforeEach(() => {
   // Midday, so the server-local date is 2026-03-10 in any time zone within ±12 h.
   clock = new ManualClock(Date.UTC(2026, 2, 10, 12));
 });
-const store = () => new PortalSettingsStore(tmp.connect(), { clock });
+/** The sign-in modes need an applied directory: these tests say one is (the last one checks the default). */
+const directoryApplied = () => true;
+const store = () => new PortalSettingsStore(tmp.connect(), { clock, directoryApplied });
 
 describe('PortalSettingsStore', () => {
   it('load() gives the defaults (mode off) and version 0 until something is saved', () => {
@@ -26,7 +30,7 @@ describe('PortalSettingsStore', () => {
 
   it('refuses an idle timeout shorter than the configuration lets helpers measure, and writes nothing', async () => {
     // 2 × lastSeenFlushSeconds (30) + squid.ttl (5): 65 s, so 2 minutes is the least.
-    const s = new PortalSettingsStore(tmp.connect(), { clock, leastIdleSeconds: 65 });
+    const s = new PortalSettingsStore(tmp.connect(), { clock, leastIdleSeconds: 65, directoryApplied });
     const short = await s.update({ mode: 'authentication', idleTimeoutMinutes: 1 });
     expect(short.ok).toBe(false);
     expect(!short.ok && short.problems).toEqual([
@@ -103,7 +107,7 @@ describe('PortalSettingsStore', () => {
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toContain('mode: must be one of');
     // A save mends them: it starts from the defaults instead of failing on what cannot be read.
-    const mended = await new PortalSettingsStore(db, { clock }).save({
+    const mended = await new PortalSettingsStore(db, { clock, directoryApplied }).save({
       ...DEFAULT_PORTAL_SETTINGS,
       mode: 'authentication',
     });
@@ -116,6 +120,7 @@ describe('PortalSettingsStore', () => {
     const web = new PortalSettingsStore(tmp.connect({ busyTimeoutMs: 0 }), {
       clock,
       schedule: timers.schedule,
+      directoryApplied,
     });
     const holder = tmp.connect();
     holder.exec('BEGIN IMMEDIATE');
@@ -134,6 +139,28 @@ describe('PortalSettingsStore', () => {
     expect(await outcome).toBeInstanceOf(StoreBusyError);
     holder.exec('ROLLBACK');
     expect(store().load().mode).toBe('authentication');
+  });
+
+  it('refuses the sign-in modes while this DB holds no applied directory, and saves them once it does', async () => {
+    const db = tmp.connect();
+    const s = new PortalSettingsStore(db, { clock });
+    for (const mode of ['authentication', 'registration']) {
+      const refused = await s.update({ mode });
+      expect(!refused.ok && refused.problems).toEqual([
+        {
+          field: 'mode',
+          message:
+            `"${mode}" signs users in with a directory account, and no directory is applied: ` +
+            'apply one first (the Directory screen, or doorman directory set)',
+        },
+      ]);
+    }
+    expect(s.version()).toBe(0);
+    expect(await s.update({ mode: 'agreement', policyText: 'Be kind.' })).toMatchObject({ ok: true });
+    // Save & apply writes the directory's row (DirectorySettingsStore): from then on the modes are taken.
+    new SettingsRow(db, DIRECTORY_ROW).write('{}', clock.now());
+    expect(await s.update({ mode: 'registration' })).toMatchObject({ ok: true });
+    expect(s.load().mode).toBe('registration');
   });
 });
 

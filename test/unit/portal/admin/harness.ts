@@ -126,10 +126,12 @@ export async function startAdminPortal(
   const store = new AdminStore(db, clock);
   const sessions = new SessionStore(db, clock);
   const storeOptions = { clock, ...(setup.schedule === undefined ? {} : { schedule: setup.schedule }) };
-  const portalSettings = new PortalSettingsStore(db, storeOptions);
+  const directory = new FakeDirectory();
+  // The portal's sign-in modes need an applied directory: the fake one's stored settings.
+  const directoryApplied = () => directory.current() !== undefined;
+  const portalSettings = new PortalSettingsStore(db, { ...storeOptions, directoryApplied });
   const deviceGroups = new DeviceGroupStore(db, storeOptions);
   await store.setPassword(ADMIN, ADMIN_PASSWORD);
-  const directory = new FakeDirectory();
   const logs: string[] = [];
   const parsed = configSchema.parse(config);
   const app = createApp({

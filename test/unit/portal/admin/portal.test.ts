@@ -6,6 +6,7 @@ import { useTempDb } from '../../../support/temp-db.ts';
 import type { Reply } from '../harness.ts';
 import {
   csrfOf,
+  SETTINGS,
   startAdminPortal,
   type AdminPortal,
   type AdminPortalOptions,
@@ -20,14 +21,19 @@ afterEach(async () => {
 
 const DAY = 24 * 60 * 60 * 1000;
 
-/** A portal, a signed-in browser, and the CSRF token of its portal page. */
-async function signedIn(setup: AdminPortalOptions = {}): Promise<{
+/**
+ * A portal, a signed-in browser, and the CSRF token of its portal page; a directory is applied unless
+ * `noDirectory` (the sign-in modes need one).
+ */
+async function signedIn(setup: AdminPortalOptions & { noDirectory?: boolean } = {}): Promise<{
   p: AdminPortal;
   b: Browser;
   csrf: string;
   page: Reply;
 }> {
-  const p = (portal = await startAdminPortal({}, {}, setup));
+  const { noDirectory, ...options } = setup;
+  const p = (portal = await startAdminPortal({}, {}, options));
+  if (noDirectory !== true) p.directory.stored = { settings: SETTINGS, password: 'bind-password' };
   const b = p.browser();
   await b.signIn();
   const page = await b.get('/admin/portal');
@@ -295,6 +301,23 @@ describe('saving the portal settings', () => {
       expect(fieldBlock(refused.text, 'f-policyText')).toContain(
         field === 'policyText' ? 'Bell\u0007' : 'Be nice.\nNo torrents.',
       );
+    },
+  );
+
+  it.each(['authentication', 'registration'])(
+    'refuses the %s mode while no directory is applied, next to the mode, saving nothing',
+    async (mode) => {
+      const { p, b, csrf } = await signedIn({ noDirectory: true });
+      const refused = await b.post('/admin/portal', { ...settingsForm(p, { mode }), csrf });
+      expect(refused.status).toBe(400);
+      expect(p.portalSettings.version()).toBe(0);
+      const said = `"${mode}" signs users in with a directory account, and no directory is applied: apply one first`;
+      expect(textOf(summaryOf(refused.text))).toContain(said);
+      expect(textOf(refused.text.slice(refused.text.indexOf('<legend id="f-mode">')))).toContain(said);
+      // Usage Agreement Only asks no directory: saved.
+      const agreement = await b.post('/admin/portal', { ...settingsForm(p, { mode: 'agreement' }), csrf });
+      expect(agreement.status).toBe(200);
+      expect(p.portalSettings.load().mode).toBe('agreement');
     },
   );
 

@@ -179,9 +179,9 @@ export async function startSplash(
   const db = openDatabase(file ?? ':memory:', { busyTimeoutMs: 0 });
   const clock = new ManualClock(Date.UTC(2026, 5, 1, 9));
   const sessions = new SessionStore(db, clock);
-  const settings = new PortalSettingsStore(db, { clock });
-  const groups = new DeviceGroupStore(db, { clock });
   const directory = new FakeDirectory();
+  const settings = new PortalSettingsStore(db, { clock, directoryApplied: () => directory.applied });
+  const groups = new DeviceGroupStore(db, { clock });
   const macs = new FakeMacs();
   const logs: string[] = [];
   const parsed = configSchema.parse({ trustedProxies: [], ...config });
