@@ -48,6 +48,8 @@ export type NtlmPool = NtlmBackend & {
   close(): Promise<void>;
   /** How many processes are running. */
   size(): number;
+  /** How many of them are leased to a handshake now. */
+  leased(): number;
 };
 
 /** ntlm_auth's replies are tokens like the requests: the same 64 KiB cap. */
@@ -290,5 +292,6 @@ export function createNtlmPool(options: NtlmPoolOptions): NtlmPool {
       );
     },
     size: () => procs.ntlmssp.length + procs['gss-spnego'].length,
+    leased: () => [...procs.ntlmssp, ...procs['gss-spnego']].filter((p) => p.leased).length,
   };
 }

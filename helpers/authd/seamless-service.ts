@@ -7,10 +7,13 @@ import { createKerberosAcceptor } from '../../lib/seamless/kerberos-acceptor.ts'
 import { proxyService, type ProxyService } from '../../lib/seamless/proxy-service.ts';
 import { seamlessPaths } from '../../lib/seamless/paths.ts';
 import { openDatabase } from '../../lib/store/database.ts';
+import { NtlmClientStore } from '../../lib/store/ntlm-client-store.ts';
+import { NtlmClientTally } from '../../lib/seamless/ntlm-clients.ts';
+import { MAX_SEAMLESS_CHILDREN } from '../../lib/config/schema.ts';
 import { SeamlessSettingsStore, type SeamlessState } from '../../lib/store/seamless-settings-store.ts';
 import { Reopening } from '../reopening.ts';
 import { createNtlmPool, type NtlmPool } from './ntlm-pool.ts';
-import { serveStatefulConnection } from './stateful-service.ts';
+import { serveStatefulConnection, type StatefulCounts, type Timers } from './stateful-service.ts';
 
 /**
  * authd's Negotiate and NTLM connections (one Squid child each, one Handshake each: stateful-service.ts),
@@ -20,11 +23,22 @@ import { serveStatefulConnection } from './stateful-service.ts';
  * The store's version is read for every new handshake (one indexed read): Enable, Disable and a repair are
  * picked up without a restart. Disabled (no state): every line is answered BH, and the ntlm_auth pool, if
  * one was started, is stopped.
+ *
+ * The client addresses of NTLM handshakes (Squid's `key_extras "%>a"`) are counted in memory and written to
+ * the session DB's ntlm_clients table at most once a minute (and at close), for the doctor: never per request.
  */
 export interface SeamlessService {
   /** Serve one connection until its input ends. */
   serve(scheme: StatefulScheme, input: Readable, output: Writable): Promise<void>;
+  /** What the service holds now: for tests, and the log at close. */
+  counts(): SeamlessCounts;
   close(): Promise<void>;
+}
+
+export interface SeamlessCounts extends StatefulCounts {
+  /** ntlm_auth processes leased to a handshake, and running. */
+  leases: number;
+  processes: number;
 }
 
 export interface SeamlessServiceOptions {
@@ -40,17 +54,37 @@ export interface SeamlessServiceOptions {
   kerberos?: (service: ProxyService) => KerberosAcceptor;
   /** The ntlm_auth pool for the member's smb.conf; K's createNtlmPool by default. */
   ntlmPool?: (smbConf: string) => NtlmPool;
+  /** Timers for lease deadlines and the NTLM clients' flush; the global ones (unref'd) by default. */
+  timers?: Timers;
 }
 
 /**
- * ntlm_auth processes at most, per protocol (docs/seamless-design.md §1: about 16 MB each, so 8 of them keep 20 + 20 children and authd under 300 MB; raw NTLM is the
- * common case, NTLM inside SPNEGO the rare one). One of each stays warm; the rest stop after NTLM_IDLE_MS.
+ * ntlm_auth processes at most, per protocol: as many as Squid's children can ask for at once. Each connection
+ * is one Squid child and holds at most one lease, so the pool never outgrows the children Squid started
+ * (squid.seamless.ntlmChildren + negotiateChildren for raw NTLMSSP, which both schemes carry;
+ * negotiateChildren for NTLM inside SPNEGO); these bounds are the configuration's own maxima. A pool smaller
+ * than the children let a few silent clients starve everyone else (issue 14). Processes start on demand
+ * (~13 MB private each, docs/seamless-design.md §1), one of each kind stays warm, the rest stop after
+ * NTLM_IDLE_MS without a lease.
  */
-const MAX_NTLMSSP = 6;
-const MAX_SPNEGO = 2;
+const MAX_NTLMSSP = 2 * MAX_SEAMLESS_CHILDREN;
+const MAX_SPNEGO = MAX_SEAMLESS_CHILDREN;
 const NTLM_IDLE_MS = 60_000;
-/** A handshake's ntlm_auth lease with no line for this long is released (the client went away mid-NTLM). */
-const LEASE_IDLE_MS = 30_000;
+/**
+ * A lease is held at most this long from its YR (type-1) to the final answer (after type-3): a real client's
+ * handshake through Squid takes milliseconds, so a client that sends type-1 and goes silent frees its
+ * ntlm_auth within seconds.
+ */
+export const LEASE_MAX_MS = 5000;
+/** NTLM clients counted in memory are written to the DB this long after the first one since the last write. */
+const FLUSH_EVERY_MS = 60_000;
+/** Addresses counted between two writes; beyond, handshakes count under '-' (a bounded Map under a flood). */
+const MAX_TALLIED_ADDRESSES = 1024;
+
+const globalTimers: Timers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 export function createSeamlessService(options: SeamlessServiceOptions): SeamlessService {
   const { log } = options;
@@ -60,7 +94,7 @@ export function createSeamlessService(options: SeamlessServiceOptions): Seamless
     'seamless settings',
     () => {
       const db = openDatabase(options.dbPath, { mustExist: true, busyTimeoutMs: 0 });
-      return { db, settings: new SeamlessSettingsStore(db, { clock }) };
+      return { db, settings: new SeamlessSettingsStore(db, { clock }), ntlmClients: new NtlmClientStore(db) };
     },
     log,
     (opened) => opened.db.close(),
@@ -69,6 +103,36 @@ export function createSeamlessService(options: SeamlessServiceOptions): Seamless
   let state: SeamlessState | undefined;
   let kerberos: KerberosAcceptor | undefined;
   let pool: NtlmPool | undefined;
+  const timers = options.timers ?? globalTimers;
+  const counts: StatefulCounts = { connections: 0, handshakes: 0, timers: 0 };
+
+  const tally = new NtlmClientTally(MAX_TALLIED_ADDRESSES);
+  let flushTimer: unknown;
+  /** Write what was counted; on a failure (the DB busy or being reopened) keep it for the next time. */
+  const flush = () => {
+    if (flushTimer !== undefined) timers.clearTimeout(flushTimer);
+    flushTimer = undefined;
+    if (tally.size === 0) return;
+    const taken = tally.take();
+    try {
+      const opened = store.get();
+      if (opened === undefined) throw new Error('the session DB cannot be opened');
+      opened.ntlmClients.add(taken, clock.now());
+    } catch (error) {
+      tally.restore(taken);
+      log(
+        `NTLM clients: not written (${error instanceof Error ? error.message : String(error)}); retried later`,
+      );
+      armFlush();
+    }
+  };
+  const armFlush = () => {
+    flushTimer ??= timers.setTimeout(flush, FLUSH_EVERY_MS);
+  };
+  const onNtlm = ({ address }: { address: string | undefined }) => {
+    tally.add(address, clock.now());
+    armFlush();
+  };
 
   /** The joined state, re-read only when its version moved; throws when the DB cannot be read (BH, retried). */
   const current = (): SeamlessState | undefined => {
@@ -122,14 +186,26 @@ export function createSeamlessService(options: SeamlessServiceOptions): Seamless
       kerberos,
       ntlm: pool,
       clock,
-      leaseIdleMs: LEASE_IDLE_MS,
+      leaseMaxMs: LEASE_MAX_MS,
+      onNtlm,
     });
   };
 
   return {
     serve: (scheme, input, output) =>
-      serveStatefulConnection({ input, output, scheme, handshake: () => handshake(scheme), log }),
+      serveStatefulConnection({
+        input,
+        output,
+        scheme,
+        handshake: () => handshake(scheme),
+        log,
+        clock,
+        timers,
+        counts,
+      }),
+    counts: () => ({ ...counts, leases: pool?.leased() ?? 0, processes: pool?.size() ?? 0 }),
     async close() {
+      flush();
       await pool?.close();
       store.get()?.db.close();
     },

@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { systemClock, type Clock } from '../../lib/clock.ts';
 import { LineDecoder } from '../../lib/helper-protocol/line-decoder.ts';
 import {
   formatStatefulReply,
@@ -16,9 +17,11 @@ import type { Handshake } from '../../lib/seamless/handshake.ts';
  *   and the next line is served as usual (a new YR starts a new handshake).
  * - `handshake()` is asked once, at the first line: undefined means seamless is not enabled, and every line
  *   is answered BH (Squid should not be sending any; its configuration is stale until reconfigured).
- * - A sweep releases an ntlm_auth lease left idle by a client that went away (Squid keeps the child reserved
- *   and sends nothing more).
- * - At the end of input the handshake is closed (its lease released) and the promise resolves.
+ * - A timer releases an ntlm_auth lease at its deadline (the handshake's leaseMaxMs from its YR): a client
+ *   that sends type-1 and goes silent keeps Squid's child reserved and sends nothing more.
+ * - At the end of input the handshake is closed (its lease released) and the promise resolves. A connection
+ *   closed before its answers (a shim that exited, EPIPE) frees everything as well: lines not yet answered are
+ *   dropped, an answer being written is not waited for, and no timer is left behind.
  */
 export interface StatefulServiceOptions {
   input: Readable;
@@ -28,15 +31,40 @@ export interface StatefulServiceOptions {
   handshake: () => Handshake | undefined;
   /** Logs to authd's stderr; never a token. */
   log: (line: string) => void;
-  /** How often to offer the handshake a chance to release an idle lease (default 5 s). */
-  sweepMs?: number;
+  /** The handshakes' clock, for the deadline timers' delays; the system's by default. */
+  clock?: Clock;
+  /** The timers for lease deadlines; the global ones by default (tests pass their own). */
+  timers?: Timers;
+  /** What this connection holds, added while it holds it: the service's counts (for tests and the log). */
+  counts?: StatefulCounts;
 }
+
+export interface Timers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** Live connections, handshakes (made and not yet closed) and deadline timers, summed over connections. */
+export interface StatefulCounts {
+  connections: number;
+  handshakes: number;
+  timers: number;
+}
+
+const globalTimers: Timers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 /** Lines read ahead of their answers before reading pauses (each at most 64 KiB). */
 const MAX_QUEUED_LINES = 8;
 
 export async function serveStatefulConnection(options: StatefulServiceOptions): Promise<void> {
   const { input, output, scheme, log } = options;
+  const timers = options.timers ?? globalTimers;
+  const clock = options.clock ?? systemClock;
+  const counts = options.counts ?? { connections: 0, handshakes: 0, timers: 0 };
+  counts.connections++;
   const decoder = new LineDecoder(MAX_NEGOTIATE_LINE_BYTES);
   const bh = (message: string) => formatStatefulReply(scheme, { result: 'BH', message });
   let handshake: Handshake | undefined;
@@ -47,6 +75,7 @@ export async function serveStatefulConnection(options: StatefulServiceOptions): 
     try {
       handshake = options.handshake();
       asked = true;
+      if (handshake !== undefined) counts.handshakes++;
       return handshake;
     } catch (error) {
       // Try again on the next line: the cause (a DB being reopened) may pass.
@@ -60,11 +89,20 @@ export async function serveStatefulConnection(options: StatefulServiceOptions): 
   // which is what Squid expects of a stateful child.
   let chain: Promise<void> = Promise.resolve();
   let queued = 0;
+  /** The peer is gone (the socket closed or failed): nothing more is answered or waited for. */
+  let gone = false;
+  const onGone = () => {
+    gone = true;
+    disarm();
+  };
+  output.once('close', onGone);
+  output.once('error', onGone);
+  // The write's callback runs once the line is handed on, or with an error (EPIPE, a destroyed socket), where
+  // 'drain' would never come.
   const write = (text: string) =>
     new Promise<void>((resolve) => {
-      if (output.writableEnded || output.destroyed) return resolve();
-      if (output.write(text)) resolve();
-      else output.once('drain', resolve);
+      if (gone || output.writableEnded || output.destroyed) return resolve();
+      output.write(text, () => resolve());
     });
   const answer = async (line: string | undefined): Promise<string> => {
     if (line === undefined) {
@@ -77,14 +115,37 @@ export async function serveStatefulConnection(options: StatefulServiceOptions): 
     return machine.handle(line);
   };
 
-  const sweep = setInterval(() => {
-    if (handshake === undefined) return;
-    void handshake.releaseIfIdle().then(
-      (released) => released && log(`${scheme}: released an idle ntlm_auth lease`),
-      () => {},
+  // One timer at most, for the lease held now: armed after each answer, gone when no lease is held.
+  let deadline: { handle: unknown; at: number } | undefined;
+  function disarm(): void {
+    if (deadline === undefined) return;
+    timers.clearTimeout(deadline.handle);
+    deadline = undefined;
+    counts.timers--;
+  }
+  const arm = () => {
+    const at = gone ? undefined : handshake?.leaseDeadline();
+    if (at === deadline?.at) return;
+    disarm();
+    if (at === undefined || handshake === undefined) return;
+    const held = handshake;
+    const handle = timers.setTimeout(
+      () => {
+        if (deadline?.handle !== handle) return;
+        disarm();
+        void held.releaseIfExpired().then(
+          (released) => {
+            if (released) log(`${scheme}: released an ntlm_auth lease its client held past the deadline`);
+            arm();
+          },
+          () => {},
+        );
+      },
+      Math.max(0, at - clock.now()),
     );
-  }, options.sweepMs ?? 5000);
-  sweep.unref();
+    deadline = { handle, at };
+    counts.timers++;
+  };
 
   await new Promise<void>((resolve) => {
     let finished = false;
@@ -99,14 +160,18 @@ export async function serveStatefulConnection(options: StatefulServiceOptions): 
         // Squid sends the next line only after the answer; a peer that floods is read no further ahead.
         if (++queued >= MAX_QUEUED_LINES) input.pause();
         chain = chain.then(async () => {
-          let text: string;
-          try {
-            text = await answer(line);
-          } catch (error) {
-            // Handshake.handle never rejects; this is the boundary in case that ever breaks.
-            text = bh(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+          // Once the peer is gone its lines are dropped unanswered: nobody reads the answers.
+          if (!gone) {
+            let text: string;
+            try {
+              text = await answer(line);
+            } catch (error) {
+              // Handshake.handle never rejects; this is the boundary in case that ever breaks.
+              text = bh(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+            }
+            arm();
+            await write(text);
           }
-          await write(text);
           if (--queued < MAX_QUEUED_LINES && input.isPaused()) input.resume();
         });
       }
@@ -119,6 +184,13 @@ export async function serveStatefulConnection(options: StatefulServiceOptions): 
     });
   });
   await chain;
-  clearInterval(sweep);
-  await handshake?.close();
+  output.off('close', onGone);
+  output.off('error', onGone);
+  gone = true;
+  disarm();
+  if (handshake !== undefined) {
+    await handshake.close();
+    counts.handshakes--;
+  }
+  counts.connections--;
 }

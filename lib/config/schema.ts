@@ -20,6 +20,8 @@ const seconds = z.number().int().min(0).max(86_400);
 
 /** The longest session lifetime anything may set: one year (365 days). */
 export const MAX_SESSION_SECONDS = 31_536_000;
+/** Squid children per seamless scheme at most (squid.seamless.*Children); authd's ntlm_auth pool follows it. */
+export const MAX_SEAMLESS_CHILDREN = 256;
 /** A session lifetime, seconds; null (the default): no limit. 0 is refused: "none" or "at once"? */
 const sessionSeconds = z
   .number()
@@ -175,8 +177,8 @@ export const configSchema = z
          */
         seamless: z
           .object({
-            negotiateChildren: z.number().int().min(1).max(256).default(20),
-            ntlmChildren: z.number().int().min(1).max(256).default(20),
+            negotiateChildren: z.number().int().min(1).max(MAX_SEAMLESS_CHILDREN).default(20),
+            ntlmChildren: z.number().int().min(1).max(MAX_SEAMLESS_CHILDREN).default(20),
             /**
              * Where this Squid includes `doorman squid-conf`'s output (/etc/squid/conf.d/doorman.conf). Set,
              * Enable and Disable (the admin screen's and the CLI's) rewrite it and run `squid -k reconfigure`;

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Clock } from '../clock.ts';
 import { InvalidInputError } from '../errors.ts';
 import {
@@ -89,18 +90,37 @@ export interface HandshakeOptions {
   kerberos: KerberosAcceptor;
   ntlm: NtlmBackend;
   clock: Clock;
-  /** A lease with no line for longer than this is released; a late `KK` is then answered BH. */
-  leaseIdleMs: number;
+  /**
+   * An ntlm_auth lease is held at most this long from the `YR` that took it (a real client's NTLM handshake
+   * takes milliseconds: type-1, the challenge, type-3); then it is released and a late `KK` answered BH, so a
+   * client that sends type-1 and goes silent cannot keep a process from others.
+   */
+  leaseMaxMs: number;
+  /**
+   * Told of each handshake that starts NTLM (raw, or inside SPNEGO in the Negotiate scheme) with the client's
+   * address, when Squid sends it (`key_extras "%>a"`): such clients could not get a Kerberos ticket, mostly
+   * because they name the proxy by its IP address. Must be cheap and must not throw (it is on the request path).
+   */
+  onNtlm?: (client: NtlmClient) => void;
+}
+
+/** A handshake that carried NTLM: for the doctor's list of clients that fall back from Kerberos. */
+export interface NtlmClient {
+  scheme: StatefulScheme;
+  /** The client's IP address from the line's first extra; undefined when Squid sent none (or not an address). */
+  address: string | undefined;
 }
 
 export interface Handshake {
   /** Answer one request line (LF removed) with one reply line (LF included). Never rejects. */
   handle(line: string): Promise<string>;
   /**
-   * Release the lease if it has been idle longer than leaseIdleMs: for the shell's periodic sweep, since a
-   * child Squid keeps reserved for a client that went away sends no further line. Resolves true if released.
+   * When the lease held now must be given back (clock ms), or undefined when none is held: the shell sets a
+   * timer for it, since a child Squid keeps reserved for a silent client sends no further line.
    */
-  releaseIfIdle(): Promise<boolean>;
+  leaseDeadline(): number | undefined;
+  /** Release the lease if it is past its deadline (leaseMaxMs from its YR). Resolves true if released. */
+  releaseIfExpired(): Promise<boolean>;
   /** The connection closed: release the lease (after a step in flight settles); later lines get BH. */
   close(): Promise<void>;
 }
@@ -111,20 +131,21 @@ const MAX_REASON_CHARS = 256;
 interface OpenLease {
   kind: NtlmLeaseKind;
   lease: NtlmLease;
-  lastActivity: number;
+  /** When the YR took it (clock ms). */
+  since: number;
 }
 
 export function createHandshake(options: HandshakeOptions): Handshake {
-  const { scheme, names, kerberos, ntlm, clock, leaseIdleMs } = options;
+  const { scheme, names, kerberos, ntlm, clock, leaseMaxMs } = options;
   if (scheme !== 'negotiate' && scheme !== 'ntlm') {
     throw new InvalidInputError('scheme', `${JSON.stringify(scheme)} is not one of "negotiate", "ntlm"`);
   }
-  if (!Number.isSafeInteger(leaseIdleMs) || leaseIdleMs <= 0) {
-    throw new InvalidInputError('leaseIdleMs', `${String(leaseIdleMs)} is not a positive whole number of ms`);
+  if (!Number.isSafeInteger(leaseMaxMs) || leaseMaxMs <= 0) {
+    throw new InvalidInputError('leaseMaxMs', `${String(leaseMaxMs)} is not a positive whole number of ms`);
   }
 
   let open: OpenLease | undefined;
-  /** Set when the last lease was released for idleness, so that a late KK says so. */
+  /** Set when the last lease was released at its deadline, so that a late KK says so. */
   let expiredAfterMs: number | undefined;
   let closed = false;
   // Lines are answered one at a time in order (runHelper hands them over as they arrive): a handshake's
@@ -147,12 +168,12 @@ export function createHandshake(options: HandshakeOptions): Handshake {
     }
   };
 
-  const expireIfIdle = (): boolean => {
+  const expireIfLate = (): boolean => {
     if (open === undefined) return false;
-    const idle = clock.now() - open.lastActivity;
-    if (idle <= leaseIdleMs) return false;
+    const held = clock.now() - open.since;
+    if (held < leaseMaxMs) return false;
     release();
-    expiredAfterMs = idle;
+    expiredAfterMs = held;
     return true;
   };
 
@@ -212,7 +233,6 @@ export function createHandshake(options: HandshakeOptions): Handshake {
       release();
       return bh('the connection closed during the handshake');
     }
-    held.lastActivity = clock.now();
     const parsed = parseNtlmAuthReply(held.kind, answer);
     switch (parsed.result) {
       case 'TT':
@@ -228,7 +248,12 @@ export function createHandshake(options: HandshakeOptions): Handshake {
     }
   };
 
-  const startNtlm = async (kind: NtlmLeaseKind, token: string): Promise<string> => {
+  const startNtlm = async (kind: NtlmLeaseKind, token: string, extras: string[]): Promise<string> => {
+    try {
+      options.onNtlm?.({ scheme, address: addressOf(extras) });
+    } catch {
+      // Bookkeeping for the doctor never costs a client its sign-in.
+    }
     let lease: NtlmLease;
     try {
       lease = await ntlm.lease(kind);
@@ -236,8 +261,8 @@ export function createHandshake(options: HandshakeOptions): Handshake {
       return reply({ result: 'BH', message: `no ntlm_auth (${kind}) available: ${messageOf(error)}` });
     }
     // Held before anything else can throw, so that the error boundary releases it.
-    open = { kind, lease, lastActivity: Number.NaN };
-    open.lastActivity = clock.now();
+    open = { kind, lease, since: Number.NaN };
+    open.since = clock.now();
     if (closed) {
       release();
       return bh('the connection closed during the handshake');
@@ -254,7 +279,7 @@ export function createHandshake(options: HandshakeOptions): Handshake {
     }
   };
 
-  const start = async (token: string): Promise<string> => {
+  const start = async (token: string, extras: string[]): Promise<string> => {
     const classified = classify(token);
     if (typeof classified === 'string') return reply({ result: 'BH', message: classified });
     if (scheme === 'ntlm' && classified.route !== 'ntlm-raw') {
@@ -273,9 +298,9 @@ export function createHandshake(options: HandshakeOptions): Handshake {
             message: `out of sequence: YR carries NTLM message type ${classified.messageType}, not NEGOTIATE (1)`,
           });
         }
-        return startNtlm('ntlmssp', token);
+        return startNtlm('ntlmssp', token, extras);
       case 'spnego-ntlm':
-        return startNtlm('gss-spnego', token);
+        return startNtlm('gss-spnego', token, extras);
       case 'continuation':
         return reply({
           result: 'BH',
@@ -312,21 +337,21 @@ export function createHandshake(options: HandshakeOptions): Handshake {
 
   const handle = async (line: string): Promise<string> => {
     if (closed) return bh('the connection is closed');
-    expireIfIdle();
+    expireIfLate();
     const parsed = parseStatefulRequest(line);
     if (!parsed.ok) return reply({ result: 'BH', message: parsed.message });
-    const { command, token } = parsed.request;
+    const { command, token, extras } = parsed.request;
     if (command === 'YR') {
       // A new handshake: whatever the last one left is dropped (Squid reuses a child after any answer).
       release();
       expiredAfterMs = undefined;
-      return start(token);
+      return start(token, extras);
     }
     if (open === undefined) {
       const why =
         expiredAfterMs === undefined
           ? 'with no handshake under way'
-          : `after the handshake was dropped, idle ${expiredAfterMs} ms (the limit is ${leaseIdleMs} ms)`;
+          : `after the handshake was dropped, ${expiredAfterMs} ms after its YR (the limit is ${leaseMaxMs} ms)`;
       expiredAfterMs = undefined;
       return reply({ result: 'BH', message: `out of sequence: KK ${why}` });
     }
@@ -344,7 +369,8 @@ export function createHandshake(options: HandshakeOptions): Handshake {
           return bh(`internal error: ${messageOf(error)}`);
         }
       }),
-    releaseIfIdle: () => serially(() => Promise.resolve(expireIfIdle())),
+    leaseDeadline: () => (open === undefined ? undefined : open.since + leaseMaxMs),
+    releaseIfExpired: () => serially(() => Promise.resolve(expireIfLate())),
     close: () => {
       closed = true;
       return serially(() => {
@@ -401,6 +427,19 @@ function parseNtlmAuthReply(kind: NtlmLeaseKind, line: string): NtlmAuthReply {
 function reasonOf(words: string[]): string {
   const reason = words.join(' ');
   return reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}…` : reason;
+}
+
+/** The client's address, Squid's `%>a` as the first extra (URL-escaped like every extra); else undefined. */
+function addressOf(extras: string[]): string | undefined {
+  const first = extras[0];
+  if (first === undefined || first.length > 64) return undefined;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(first);
+  } catch {
+    return undefined;
+  }
+  return isIP(decoded) === 0 ? undefined : decoded;
 }
 
 /** Anything can be thrown, undefined included: reading .message off it must not throw in turn. */

@@ -103,6 +103,18 @@ export const migrations: readonly string[] = [
   UPDATE sessions SET expires_at = min(coalesce(expires_at, last_seen + idle_timeout), last_seen + idle_timeout)
     WHERE source = 'registration' AND key_kind = 'ip' AND idle_timeout IS NOT NULL;
   `,
+  // 7: the client addresses whose Negotiate or NTLM handshakes carried NTLM, counted per hour by authd (flushed
+  // from memory at most once a minute, kept two days), for the seamless doctor's list of clients that fall back
+  // from Kerberos (lib/store/ntlm-client-store.ts). '-': handshakes whose address Squid did not send.
+  `
+  CREATE TABLE ntlm_clients (
+    address     TEXT    NOT NULL CHECK (length(address) BETWEEN 1 AND 64),
+    hour        INTEGER NOT NULL,
+    handshakes  INTEGER NOT NULL CHECK (handshakes > 0),
+    last_seen   INTEGER NOT NULL,
+    PRIMARY KEY (hour, address)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = migrations.length;

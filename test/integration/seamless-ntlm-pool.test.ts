@@ -116,7 +116,7 @@ const handshake = (scheme: 'negotiate' | 'ntlm') =>
     kerberos: { accept: () => Promise.reject(new Error('no Kerberos in this test')) },
     ntlm: pool,
     clock: systemClock,
-    leaseIdleMs: 30_000,
+    leaseMaxMs: 30_000,
   });
 
 /** A handshake whose client has a wrong password: the reply to its second leg. */

@@ -2,6 +2,8 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSeamlessService, type SeamlessService } from '../../../../helpers/authd/seamless-service.ts';
 import type { NtlmPool } from '../../../../helpers/authd/ntlm-pool.ts';
+import type { Timers } from '../../../../helpers/authd/stateful-service.ts';
+import { NtlmClientStore } from '../../../../lib/store/ntlm-client-store.ts';
 import { systemClock } from '../../../../lib/clock.ts';
 import type { KerberosAcceptor, NtlmLeaseKind } from '../../../../lib/seamless/handshake.ts';
 import type { ProxyService } from '../../../../lib/seamless/proxy-service.ts';
@@ -41,6 +43,7 @@ function fakePools(user: () => string) {
         return Promise.resolve();
       },
       size: () => 0,
+      leased: () => 0,
     };
   };
   return { made, factory };
@@ -74,6 +77,7 @@ describe('the seamless service of authd', () => {
     kerberos: (service: ProxyService) => KerberosAcceptor = () => ({
       accept: () => Promise.reject(new Error('no Kerberos in this test')),
     }),
+    timers?: Timers,
   ) => {
     const store = new SeamlessSettingsStore(db.connect(), { clock: systemClock });
     const pools = fakePools(user);
@@ -85,6 +89,7 @@ describe('the seamless service of authd', () => {
       log: (line) => lines.push(line),
       kerberos,
       ntlmPool: pools.factory,
+      ...(timers !== undefined && { timers }),
     });
     return { store, pools, lines };
   };
@@ -148,5 +153,55 @@ describe('the seamless service of authd', () => {
     );
     expect(pools.made.map((p) => p.closed)).toEqual([true]);
     expect(lines).toEqual(['seamless authentication: EXAMPLE.TEST', 'seamless authentication: not enabled']);
+  });
+
+  it('counts what its connections hold, and nothing once they end', async () => {
+    const { store } = start();
+    store.save(JOINED);
+    const c = connect(service as SeamlessService, 'ntlm');
+    await c.ask(`YR ${NTLM_NEGOTIATE}`);
+    expect(service?.counts()).toMatchObject({ connections: 1, handshakes: 1, timers: 1 });
+    await c.end();
+    expect(service?.counts()).toEqual({ connections: 0, handshakes: 0, timers: 0, leases: 0, processes: 0 });
+  });
+
+  // The doctor's list of clients that fall back to NTLM: counted in memory, written once a minute, not per line.
+  it('writes the NTLM clients (addresses from key_extras) to the session DB at its flush timer, and at close', async () => {
+    const armed: Array<{ callback: () => void; ms: number }> = [];
+    const timers: Timers = {
+      setTimeout: (callback, ms) => armed.push({ callback, ms }),
+      clearTimeout: () => {},
+    };
+    const { store } = start(undefined, undefined, timers);
+    store.save(JOINED);
+    const clients = new NtlmClientStore(db.connect());
+    const seen = () => clients.seenSince(Date.now() - 86_400_000, 10);
+    for (const address of ['10.0.0.7', '10.0.0.7', '10.0.0.9']) {
+      const c = connect(service as SeamlessService, 'negotiate');
+      await c.ask(`YR ${NTLM_NEGOTIATE} ${address}`);
+      await c.end();
+    }
+    // Nothing written on the request path; one flush timer, a minute.
+    expect(seen().addresses).toBe(0);
+    const flushes = armed.filter((t) => t.ms === 60_000);
+    expect(flushes).toHaveLength(1);
+    flushes[0]?.callback();
+    expect(seen()).toMatchObject({
+      addresses: 2,
+      clients: [
+        { address: '10.0.0.7', handshakes: 2 },
+        { address: '10.0.0.9', handshakes: 1 },
+      ],
+    });
+    const c = connect(service as SeamlessService, 'ntlm');
+    await c.ask(`YR ${NTLM_NEGOTIATE}`);
+    await c.end();
+    await service?.close();
+    service = undefined;
+    expect(seen().clients).toMatchObject([
+      { address: '10.0.0.7', handshakes: 2 },
+      { address: '-', handshakes: 1 },
+      { address: '10.0.0.9', handshakes: 1 },
+    ]);
   });
 });

@@ -1,6 +1,13 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { serveStatefulConnection } from '../../../../helpers/authd/stateful-service.ts';
+import { createServer, connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import {
+  serveStatefulConnection,
+  type StatefulCounts,
+  type Timers,
+} from '../../../../helpers/authd/stateful-service.ts';
+import { useTempDir } from '../../../support/temp-dir.ts';
 import { ManualClock } from '../../../../lib/clock.ts';
 import { MAX_NEGOTIATE_LINE_BYTES } from '../../../../lib/helper-protocol/negotiate.ts';
 import {
@@ -49,7 +56,29 @@ function fakeNtlm(script: string[]) {
   return { backend, state };
 }
 
-function connection(handshake: () => Handshake | undefined, sweepMs?: number) {
+/** Timers the test fires itself: each armed one with its delay. */
+function manualTimers() {
+  const armed = new Map<number, { callback: () => void; ms: number }>();
+  let next = 0;
+  const timers: Timers = {
+    setTimeout: (callback, ms) => {
+      armed.set(++next, { callback, ms });
+      return next;
+    },
+    clearTimeout: (handle) => void armed.delete(handle as number),
+  };
+  const fire = () => {
+    const due = [...armed.values()];
+    armed.clear();
+    for (const { callback } of due) callback();
+  };
+  return { timers, armed, fire };
+}
+
+function connection(
+  handshake: () => Handshake | undefined,
+  extra: { timers?: Timers; clock?: ManualClock; counts?: StatefulCounts } = {},
+) {
   const input = new PassThrough();
   const output = new PassThrough();
   const logs: string[] = [];
@@ -61,7 +90,7 @@ function connection(handshake: () => Handshake | undefined, sweepMs?: number) {
     scheme: 'negotiate',
     handshake,
     log: (line) => logs.push(line),
-    ...(sweepMs !== undefined && { sweepMs }),
+    ...extra,
   });
   /** Lines answered so far. */
   const answers = () => written.split('\n').filter((l) => l !== '');
@@ -79,7 +108,7 @@ function realHandshake(kerberos = fakeKerberos(), ntlm = fakeNtlm([]).backend, c
     kerberos,
     ntlm,
     clock,
-    leaseIdleMs: 30_000,
+    leaseMaxMs: 30_000,
   });
 }
 
@@ -175,22 +204,110 @@ describe('serveStatefulConnection', () => {
     expect(ntlm.state).toMatchObject({ leases: 1, releases: 1 });
   });
 
-  it('sweeps: a lease idle past the limit is released while the connection stays open', async () => {
+  it('releases a lease at its deadline with one timer, while the connection stays open; no timer is left', async () => {
     const clock = new ManualClock();
+    const { timers, armed, fire } = manualTimers();
+    const counts = { connections: 0, handshakes: 0, timers: 0 };
     const ntlm = fakeNtlm([`TT ${NTLM_NEGOTIATE}`]);
-    const c = connection(() => realHandshake(fakeKerberos(), ntlm.backend, clock), 5);
+    const c = connection(() => realHandshake(fakeKerberos(), ntlm.backend, clock), { timers, clock, counts });
+    clock.advance(100);
     c.input.write(`YR ${NTLM_NEGOTIATE}\n`);
     await c.until(1);
-    clock.advance(30_001);
+    // The handshake's leaseMaxMs (30 s here) from the YR, and no more timers than one.
+    expect([...armed.values()].map((t) => t.ms)).toEqual([30_000]);
+    expect(counts).toEqual({ connections: 1, handshakes: 1, timers: 1 });
+    clock.advance(30_000);
+    fire();
     for (let i = 0; i < 500 && ntlm.state.releases === 0; i++) await new Promise((r) => setTimeout(r, 2));
     expect(ntlm.state.releases).toBe(1);
+    expect(c.logs).toContain('negotiate: released an ntlm_auth lease its client held past the deadline');
+    expect(armed.size).toBe(0);
     c.input.write(`KK ${NTLM_AUTHENTICATE}\n`);
     expect((await c.until(2))[1]).toMatch(
       /^BH message=out%20of%20sequence%3A%20KK%20after%20the%20handshake%20was%20dropped/,
     );
     c.input.end();
     await c.done;
+    expect(counts).toEqual({ connections: 0, handshakes: 0, timers: 0 });
   });
+
+  it('clears the deadline timer once the handshake ends, and at the end of input', async () => {
+    const { timers, armed } = manualTimers();
+    const counts = { connections: 0, handshakes: 0, timers: 0 };
+    const ntlm = fakeNtlm([`TT ${NTLM_NEGOTIATE}`, 'AF alice', `TT ${NTLM_NEGOTIATE}`]);
+    const c = connection(() => realHandshake(fakeKerberos(), ntlm.backend), { timers, counts });
+    c.input.write(`YR ${NTLM_NEGOTIATE}\n`);
+    await c.until(1);
+    expect(armed.size).toBe(1);
+    c.input.write(`KK ${NTLM_AUTHENTICATE}\n`);
+    await c.until(2);
+    expect(armed.size).toBe(0);
+    c.input.write(`YR ${NTLM_NEGOTIATE}\n`);
+    await c.until(3);
+    expect(armed.size).toBe(1);
+    c.input.end();
+    await c.done;
+    expect(armed.size).toBe(0);
+    expect(counts).toEqual({ connections: 0, handshakes: 0, timers: 0 });
+    expect(ntlm.state).toMatchObject({ leases: 2, releases: 2 });
+  });
+});
+
+describe('serveStatefulConnection: connections closed before their answer', () => {
+  const tmp = useTempDir('doorman-stateful-');
+
+  // Each client sends a YR and closes at once, as a shim does at Squid's shutdown: the answer meets EPIPE or a
+  // reset, where 'drain' never comes. Everything each connection held must be gone once they are all closed.
+  it('6,000 send-and-close connections leave no connection, handshake, lease or timer', async () => {
+    const counts: StatefulCounts = { connections: 0, handshakes: 0, timers: 0 };
+    const ntlm = fakeNtlm([]);
+    // Kerberos answers after a moment (the client is gone by then); NTLM leases a process first.
+    const slowKerberos = {
+      accept: () =>
+        new Promise<KerberosAcceptance>((r) => setTimeout(() => r({ user: 'alice@EXAMPLE.TEST' }), 5)),
+    };
+    const handlers = new Set<Promise<void>>();
+    const server = createServer({ allowHalfOpen: true }, (socket: Socket) => {
+      socket.on('error', () => {});
+      const done = serveStatefulConnection({
+        input: socket,
+        output: socket,
+        scheme: 'negotiate',
+        handshake: () => realHandshake(slowKerberos, ntlm.backend),
+        log: () => {},
+        counts,
+      }).then(() => void socket.destroy());
+      handlers.add(done);
+      void done.then(() => handlers.delete(done));
+    });
+    const path = join(tmp.dir, 'negotiate.sock');
+    await new Promise<void>((r) => server.listen(path, r));
+    const sendAndClose = (line: string) =>
+      new Promise<void>((resolve) => {
+        const client = connect(path);
+        client.on('error', () => resolve());
+        client.on('close', () => resolve());
+        client.on('connect', () => {
+          client.write(line);
+          client.destroy();
+        });
+      });
+    for (let i = 0; i < 6000; i += 100) {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, j) =>
+          sendAndClose(j % 2 === 0 ? `YR ${KERBEROS}\n` : `YR ${NTLM_NEGOTIATE}\n`),
+        ),
+      );
+    }
+    // Every handler ends by itself (bounded: none may wait forever).
+    for (let i = 0; i < 1000 && handlers.size > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(handlers.size).toBe(0);
+    expect(counts).toEqual({ connections: 0, handshakes: 0, timers: 0 });
+    expect(ntlm.state.leases).toBe(ntlm.state.releases);
+    const open = await new Promise<number>((r) => server.getConnections((_, n) => r(n)));
+    expect(open).toBe(0);
+    await new Promise((r) => server.close(r));
+  }, 60_000);
 });
 
 describe('serveStatefulConnection: a handshake factory that fails', () => {

@@ -4,6 +4,7 @@ import { ManualClock } from '../../../../lib/clock.ts';
 import {
   createHandshake,
   KerberosRejectError,
+  type HandshakeOptions,
   type KerberosAcceptance,
   type KerberosAcceptor,
   type NtlmBackend,
@@ -41,7 +42,7 @@ const KERBEROS = tlv(
 const AP_REP = 'b28wbaADAgEFoQMCAQ8=';
 
 const DOMAIN = { realm: 'EXAMPLE.TEST', netbios: 'EXAMPLE' };
-const IDLE_MS = 30_000;
+const MAX_MS = 5000;
 
 /** Kerberos acceptor fake: answers from a queue of outcomes, records the tokens it saw. */
 function fakeKerberos(...outcomes: (KerberosAcceptance | Error)[]) {
@@ -102,6 +103,7 @@ function machine(
   kerberos = fakeKerberos(),
   ntlm = fakeNtlm(),
   clock = new ManualClock(),
+  onNtlm?: HandshakeOptions['onNtlm'],
 ) {
   const handshake = createHandshake({
     scheme,
@@ -109,7 +111,8 @@ function machine(
     kerberos: kerberos.acceptor,
     ntlm: ntlm.backend,
     clock,
-    leaseIdleMs: IDLE_MS,
+    leaseMaxMs: MAX_MS,
+    ...(onNtlm !== undefined && { onNtlm }),
   });
   return { handshake, kerberos, ntlm, clock };
 }
@@ -344,41 +347,49 @@ describe('createHandshake: sequence, idleness and closing', () => {
     expect(ntlm.leases).toEqual([]);
   });
 
-  it('releases a lease idle past leaseIdleMs, and a late KK gets BH saying so', async () => {
+  it('releases a lease held leaseMaxMs after its YR, and a late KK gets BH saying so', async () => {
     const ntlm = fakeNtlm('TT Q0hBTExFTkdF', 'AF alice');
     const { handshake, clock } = machine('negotiate', fakeKerberos(), ntlm);
+    expect(handshake.leaseDeadline()).toBeUndefined();
+    clock.advance(7);
+    const yr = clock.now();
     await handshake.handle(`YR ${NTLM_NEGOTIATE}`);
-    clock.advance(IDLE_MS);
-    expect(await handshake.releaseIfIdle()).toBe(false);
+    expect(handshake.leaseDeadline()).toBe(yr + MAX_MS);
+    clock.advance(MAX_MS - 1);
+    expect(await handshake.releaseIfExpired()).toBe(false);
     clock.advance(1);
-    expect(await handshake.releaseIfIdle()).toBe(true);
+    expect(await handshake.releaseIfExpired()).toBe(true);
+    expect(handshake.leaseDeadline()).toBeUndefined();
     expect(ntlm.leases[0]?.releases).toBe(1);
     expect(decodeURIComponent(await handshake.handle(`KK ${NTLM_AUTHENTICATE}`))).toBe(
-      'BH message=out of sequence: KK after the handshake was dropped, idle 30001 ms (the limit is 30000 ms)\n',
+      'BH message=out of sequence: KK after the handshake was dropped, 5000 ms after its YR (the limit is 5000 ms)\n',
     );
     expect(ntlm.leases[0]?.lines).toEqual([`YR ${NTLM_NEGOTIATE}`]);
     expect(ntlm.allReleased()).toBe(true);
   });
 
-  it('also notices idleness on the late KK itself, without a sweep', async () => {
+  it('also notices the deadline on the late KK itself, without a timer', async () => {
     const ntlm = fakeNtlm('TT Q0hBTExFTkdF', 'AF alice');
     const { handshake, clock } = machine('negotiate', fakeKerberos(), ntlm);
     await handshake.handle(`YR ${NTLM_NEGOTIATE}`);
-    clock.advance(IDLE_MS + 5);
+    clock.advance(MAX_MS + 5);
     expect(await handshake.handle(`KK ${NTLM_AUTHENTICATE}`)).toMatch(/^BH message=out%20of%20sequence/);
     expect(ntlm.leases[0]?.lines).toHaveLength(1);
     expect(ntlm.allReleased()).toBe(true);
   });
 
-  it('counts idleness from the last step, not from the lease: a slow multi-leg handshake survives', async () => {
+  it('counts the deadline from the YR, not from the last step: legs that keep coming do not extend it', async () => {
     const ntlm = fakeNtlm('TT oYGsMIGpoAMKAQE= *', 'TT oYGsMIGpoAMKAQI= *', 'AF * alice');
     const { handshake, clock } = machine('negotiate', fakeKerberos(), ntlm);
+    const yr = clock.now();
     await handshake.handle(`YR ${SPNEGO_NTLM}`);
-    clock.advance(IDLE_MS - 1);
+    clock.advance(MAX_MS - 1);
     expect(await handshake.handle(`KK ${NEG_TOKEN_RESP}`)).toBe('TT oYGsMIGpoAMKAQI=\n');
-    clock.advance(IDLE_MS - 1);
-    expect(await handshake.releaseIfIdle()).toBe(false);
-    expect(await handshake.handle(`KK ${NEG_TOKEN_RESP}`)).toBe('OK token=* user=alice\n');
+    expect(handshake.leaseDeadline()).toBe(yr + MAX_MS);
+    clock.advance(1);
+    expect(await handshake.releaseIfExpired()).toBe(true);
+    expect(await handshake.handle(`KK ${NEG_TOKEN_RESP}`)).toMatch(/^BH message=out%20of%20sequence/);
+    expect(ntlm.allReleased()).toBe(true);
   });
 
   it('answers BH and releases the lease when something unexpected throws (here the clock)', async () => {
@@ -393,7 +404,7 @@ describe('createHandshake: sequence, idleness and closing', () => {
           throw new Error('clock unplugged');
         },
       },
-      leaseIdleMs: IDLE_MS,
+      leaseMaxMs: MAX_MS,
     });
     expect(await handshake.handle(`YR ${NTLM_NEGOTIATE}`)).toBe(
       'BH message=internal%20error%3A%20clock%20unplugged\n',
@@ -401,12 +412,36 @@ describe('createHandshake: sequence, idleness and closing', () => {
     expect(ntlm.allReleased()).toBe(true);
   });
 
-  it('keeps a lease that is within leaseIdleMs', async () => {
+  it('keeps a lease that is within leaseMaxMs of its YR', async () => {
     const ntlm = fakeNtlm('TT Q0hBTExFTkdF', 'AF alice');
     const { handshake, clock } = machine('negotiate', fakeKerberos(), ntlm);
     await handshake.handle(`YR ${NTLM_NEGOTIATE}`);
-    clock.advance(IDLE_MS);
+    clock.advance(MAX_MS - 1);
     expect(await handshake.handle(`KK ${NTLM_AUTHENTICATE}`)).toBe('OK token=* user=alice\n');
+  });
+
+  it("tells onNtlm of each handshake that starts NTLM, with the client's address from the first extra", async () => {
+    const seen: unknown[] = [];
+    const ntlm = fakeNtlm('TT Q0hBTExFTkdF', 'AF alice', 'TT oYGsMIGpoAMKAQE= *', 'TT Q0hBTExFTkdF');
+    const kerberos = fakeKerberos({ user: 'alice@EXAMPLE.TEST', response: AP_REP });
+    const { handshake } = machine('negotiate', kerberos, ntlm, undefined, (client) => seen.push(client));
+    await handshake.handle(`YR ${NTLM_NEGOTIATE} 10.0.0.7`);
+    await handshake.handle(`KK ${NTLM_AUTHENTICATE} 10.0.0.7`);
+    await handshake.handle(`YR ${KERBEROS} 10.0.0.8`);
+    await handshake.handle(`YR ${SPNEGO_NTLM} fe80%3A%3A1`);
+    await handshake.handle(`YR ${NTLM_NEGOTIATE} not-an-address`);
+    expect(seen).toEqual([
+      { scheme: 'negotiate', address: '10.0.0.7' },
+      { scheme: 'negotiate', address: 'fe80::1' },
+      { scheme: 'negotiate', address: undefined },
+    ]);
+  });
+
+  it('still answers when onNtlm throws', async () => {
+    const { handshake } = machine('ntlm', undefined, fakeNtlm('TT Q0hBTExFTkdF'), undefined, () => {
+      throw new Error('tally broken');
+    });
+    expect(await handshake.handle(`YR ${NTLM_NEGOTIATE} 10.0.0.7`)).toBe('TT Q0hBTExFTkdF\n');
   });
 
   it('answers BH with a clear message for malformed lines and tokens, and serves the next handshake', async () => {
@@ -457,7 +492,7 @@ describe('createHandshake: sequence, idleness and closing', () => {
       kerberos: throwing,
       ntlm: fakeNtlm().backend,
       clock: new ManualClock(),
-      leaseIdleMs: IDLE_MS,
+      leaseMaxMs: MAX_MS,
     });
     expect(decodeURIComponent(await handshake.handle(`YR ${KERBEROS}`))).toBe(
       'BH message=the Kerberos acceptor failed: sync boom\n',
@@ -511,10 +546,10 @@ describe('createHandshake: sequence, idleness and closing', () => {
       ntlm: fakeNtlm().backend,
       clock: new ManualClock(),
     };
-    expect(() => createHandshake({ ...base, scheme: 'negotiate', leaseIdleMs: 0 })).toThrow(
-      'leaseIdleMs: 0 is not a positive whole number of ms',
+    expect(() => createHandshake({ ...base, scheme: 'negotiate', leaseMaxMs: 0 })).toThrow(
+      'leaseMaxMs: 0 is not a positive whole number of ms',
     );
-    expect(() => createHandshake({ ...base, scheme: 'basic' as 'ntlm', leaseIdleMs: 1 })).toThrow(
+    expect(() => createHandshake({ ...base, scheme: 'basic' as 'ntlm', leaseMaxMs: 1 })).toThrow(
       'scheme: "basic" is not one of "negotiate", "ntlm"',
     );
   });

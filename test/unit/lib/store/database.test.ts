@@ -28,6 +28,7 @@ const CURRENT_OBJECTS = [
   { type: 'table', name: 'admin_users' },
   { type: 'table', name: 'api_keys' },
   { type: 'table', name: 'device_groups' },
+  { type: 'table', name: 'ntlm_clients' },
   { type: 'table', name: 'sessions' },
   { type: 'table', name: 'settings' },
   { type: 'table', name: 'sign_in_failures' },
