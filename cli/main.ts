@@ -9,6 +9,7 @@ import { DEFAULT_BUSY_TIMEOUT_MS } from '../lib/store/database.ts';
 import { EXIT, UsageError, type Command } from './command.ts';
 import { adminCommand } from './commands/admin.ts';
 import { apiKeyCommand } from './commands/api-key.ts';
+import { authdCommand } from './commands/authd.ts';
 import { deviceGroupCommand } from './commands/device-group.ts';
 import { directoryCommand } from './commands/directory.ts';
 import { portalCommand } from './commands/portal.ts';
@@ -19,6 +20,7 @@ import { squidConfCommand } from './commands/squid-conf.ts';
 
 const commands: readonly Command[] = [
   serveCommand,
+  authdCommand,
   squidConfCommand,
   apiKeyCommand,
   sessionsCommand,

@@ -15,6 +15,8 @@ export const ErrorCodes = [
   'UNSAFE_PATH',
   /** A file or input over its size cap. */
   'TOO_LARGE',
+  /** Another process did not do what was asked of it in time (authd stopping, restarting, answering). */
+  'TIMEOUT',
 ] as const;
 export type ErrorCode = (typeof ErrorCodes)[number];
 

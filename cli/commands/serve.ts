@@ -39,18 +39,25 @@ import {
   type Stores,
 } from '../command.ts';
 
-const help = `Usage: doorman serve
+const help = `Usage: doorman serve [--no-authd]
 
 Run the web app: the login API ({baseUrl}api/login/, api/logout/) and the admin screens ({baseUrl}admin/,
 sign in with an account made by "doorman admin passwd"); with squid.intercept.httpPort set, also the captive
 portal's ICAP service on icap.host:icap.port. Listens on the configured addresses first,
-then (when started as root) runs as the service user, who owns the session DB, and starts doorman-authd as
-that user: the process that answers every helper Squid runs (each Squid child is dist/bin/doorman-shim,
-relaying to authd's sockets in <stateDir>/run), restarted with backoff if it dies. If that user cannot open the
+then (when started as root) runs as the service user, who owns the session DB. If that user cannot open the
 DB (stateDir out of its reach, say), it keeps running, answers 503 with the reason (ICAP: 500), and opens the
 DB on a later request once it can (at most one attempt a second). Stops on SIGTERM or SIGINT.
 
+Squid's helpers (dist/bin/doorman-shim) are answered by doorman-authd, a process of its own (see "doorman
+authd --help"). Unless --no-authd, serve uses the authd answering on <stateDir>/run, or starts one as the
+service user, in a session of its own: it outlives serve (even kill -9), and the next serve uses it. serve
+checks it every second (a session lookup answered within 5 s): one that died is started again, one that is
+alive but does not answer is killed (SIGKILL) and replaced. Stopping serve leaves authd running: "doorman
+authd stop" stops it.
+
 Options:
+      --no-authd      authd is run by the service manager (systemd/doorman-authd.service): neither start
+                      nor check it
 ${CONFIG_HELP}`;
 
 export const serveCommand: Command = {
@@ -58,7 +65,11 @@ export const serveCommand: Command = {
   summary: 'run the web app (login API, admin screens) and the ICAP service',
   help,
   async run(argv) {
-    const { values, positionals } = parse({ args: argv, options: CONFIG_OPTION, allowPositionals: true });
+    const { values, positionals } = parse({
+      args: argv,
+      options: { ...CONFIG_OPTION, 'no-authd': { type: 'boolean', default: false } },
+      allowPositionals: true,
+    });
     if (values.help) return (out(help), EXIT.ok);
     noExtra(positionals);
     const loaded = configFrom(values.config);
@@ -143,12 +154,9 @@ export const serveCommand: Command = {
           })
         : undefined;
     dropPrivileges(loaded.config);
-    // Every helper Squid runs is a shim relaying to authd (helpers/authd/main.ts): started as the helper user.
-    const authd = superviseAuthd({
-      config: loaded.config,
-      configFile,
-      log,
-    });
+    // Every helper Squid runs is a shim relaying to authd (helpers/authd/main.ts): the one running, or one
+    // started now as the helper user, which outlives this process (helpers/authd/supervisor.ts).
+    const authd = values['no-authd'] ? undefined : superviseAuthd({ config: loaded.config, configFile, log });
     // Waiting for another process's lock would hold every request: the web app never does (busy_timeout 0)
     // and retries on timers instead (lib/store/busy.ts). Only the first opening, at start-up before any request
     // is served, may wait for a migration; a later one (made while a request waits) fails at once and is tried
@@ -267,7 +275,7 @@ export const serveCommand: Command = {
       server.close(),
       icap?.close(),
       icapWorkers?.close(),
-      authd.stop(),
+      authd?.stop(),
       privileged?.close(),
       splashDirectory?.close(),
     ]);

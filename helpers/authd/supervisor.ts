@@ -1,17 +1,20 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Config } from '../../lib/config/schema.ts';
 import type { Log } from '../../lib/log.ts';
-import { seamlessPaths, runDir } from '../../lib/seamless/paths.ts';
-import { makeRunDir } from './listener.ts';
+import { helperSocket, runDir, seamlessPaths } from '../../lib/seamless/paths.ts';
+import { isAuthd, pidFilePath, runningAuthd } from './pid-file.ts';
+import { probeAuthd, type ProbeResult } from './probe.ts';
 
 /**
- * authd as a child of `doorman serve` (docs/seamless-design.md §1): started after serve has given up root, so
- * it runs as the helper user and owns its sockets; restarted with backoff when it dies (the shims answer BH
- * meanwhile, and reconnect on their own); stopped with serve. Its stderr is serve's (its lines carry their own
- * `doorman-authd[pid]` prefix). Rejected: the shim starting authd, which would then outlive upgrades and hold
- * Squid's cache.log descriptor.
+ * authd for `doorman serve` on a machine without a service manager (docs/services.md): serve uses the authd
+ * that answers on the sockets, whoever started it, and starts one only when none does. The one it starts runs
+ * in a session of its own (detached) with no tie to serve, so serve's death, even by SIGKILL, leaves the lookups
+ * answered, and the next serve finds it. Health is checked from outside, as Squid sees it: a session lookup
+ * over the socket every `intervalMs`, answered within `deadlineMs`. No answer and no process (it died): another
+ * is started, with backoff if they keep dying. A live process that does not answer (stopped, spinning) past its
+ * start-up grace: SIGKILL, and another. stop() stops the checks only: authd goes on (`doorman authd stop`
+ * stops it). Under systemd serve starts none (`doorman serve --no-authd`; the units run it).
  */
 export interface AuthdSupervisorOptions {
   config: Config;
@@ -20,14 +23,23 @@ export interface AuthdSupervisorOptions {
   log: Log;
   /** The compiled entry point; dist/helpers/authd/main.js of this checkout by default. */
   script?: string;
-  /** Restart delays: the first, doubled on each quick death up to the last. */
+  /** Restart delays after a start that died young: the first, doubled up to the last. */
   backoffMs?: { first: number; max: number };
+  /** Health checks: how often, and how long one may take (default 1 s, 5 s). */
+  intervalMs?: number;
+  deadlineMs?: number;
+  /** A newly started authd that has not answered yet is not judged stuck for this long (default 30 s). */
+  startGraceMs?: number;
+  /** The check itself (tests stand in for it); probeAuthd on the session socket by default. */
+  probe?: (socketPath: string, deadlineMs: number) => Promise<ProbeResult>;
 }
 
 export interface AuthdSupervisor {
-  /** SIGTERM, wait for the exit (SIGKILL after STOP_GRACE_MS); no restart after this. */
+  /** Resolves once authd has answered a check (the one found running, or the one started). */
+  answering(): Promise<number | undefined>;
+  /** Stop checking (and starting); authd itself is left running. */
   stop(): Promise<void>;
-  /** The running authd's pid, if one is running. */
+  /** The pid of the authd in use, if known. */
   pid(): number | undefined;
 }
 
@@ -38,15 +50,15 @@ export interface AuthdSupervisor {
 export const AUTHD_SCRIPT = import.meta.filename.endsWith('.js')
   ? join(import.meta.dirname, 'main.js')
   : join(import.meta.dirname, '..', '..', 'dist', 'helpers', 'authd', 'main.js');
-/** authd itself gives in-flight answers 5 s; this is for one that does not stop at all. */
-const STOP_GRACE_MS = 10_000;
 /** A run this long resets the backoff: it died of something new, not of its start-up. */
 const HEALTHY_MS = 60_000;
+/** After SIGKILL, how long to wait for the process to be gone before starting another on its sockets. */
+const KILL_WAIT_MS = 2000;
 
 /**
  * The environment authd runs in: the Kerberos acceptor reads these once (lib/seamless/kerberos-acceptor.ts).
- * GSS_MECH_CONFIG=/dev/null keeps a system-wide gss-ntlmssp out of the acceptor (lab §6.2) unless serve's own
- * environment says otherwise (tests select gss-ntlmssp that way); UV_THREADPOOL_SIZE bounds the threads
+ * GSS_MECH_CONFIG=/dev/null keeps a system-wide gss-ntlmssp out of the acceptor (lab §6.2) unless the caller's
+ * own environment says otherwise (tests select gss-ntlmssp that way); UV_THREADPOOL_SIZE bounds the threads
  * that GSSAPI and the DB's file work run on.
  */
 export function authdEnvironment(config: Config, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
@@ -61,65 +73,119 @@ export function authdEnvironment(config: Config, env: NodeJS.ProcessEnv = proces
   };
 }
 
+/** The command line that runs authd: small young generation (the Squid-facing process must stay small). */
+export function authdArgs(script: string, configFile: string | undefined): string[] {
+  return ['--max-semi-space-size=2', script, ...(configFile === undefined ? [] : ['--config', configFile])];
+}
+
 export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor {
   const { config, log } = options;
   const script = options.script ?? AUTHD_SCRIPT;
   const backoff = options.backoffMs ?? { first: 1000, max: 30_000 };
+  const intervalMs = options.intervalMs ?? 1000;
+  const deadlineMs = options.deadlineMs ?? 5000;
+  const startGraceMs = options.startGraceMs ?? 30_000;
+  const probe = options.probe ?? probeAuthd;
+  const socket = helperSocket(config.stateDir, 'session');
+  const pidFile = pidFilePath(runDir(config.stateDir));
   const env = authdEnvironment(config);
-  let child: ChildProcess | undefined;
-  let stopping = false;
-  let delay = backoff.first;
-  let timer: NodeJS.Timeout | undefined;
 
-  const start = () => {
-    timer = undefined;
-    if (!existsSync(script)) {
-      log(`authd: ${script} is missing (run npm run build); trying again in ${delay} ms`);
-      return restartLater();
-    }
-    try {
-      // Made here, as the helper user, each time: stateDir may be out of reach until the operator fixes it
-      // (serve answers 503 meanwhile), and the shims need the run directory before authd's first socket.
-      makeRunDir(runDir(config.stateDir));
-      // The Kerberos replay cache must be the helper user's own (the acceptor writes it as authd).
-      mkdirSync(seamlessPaths(config).rcacheDir, { recursive: true, mode: 0o700 });
-    } catch (error) {
-      log(`authd: ${error instanceof Error ? error.message : String(error)}; trying again in ${delay} ms`);
-      return restartLater();
-    }
-    const startedAt = Date.now();
-    const args = ['--max-semi-space-size=2', script, '--exit-with-parent'];
-    if (options.configFile !== undefined) args.push('--config', options.configFile);
-    const started = spawn(process.execPath, args, { env, stdio: ['pipe', 'ignore', 'inherit'] });
-    child = started;
-    started.once('error', (error) => log(`authd: cannot start: ${error.message}`));
-    started.once('exit', (code, signal) => {
-      child = undefined;
-      if (stopping) return;
-      if (Date.now() - startedAt >= HEALTHY_MS) delay = backoff.first;
-      log(`authd (pid ${started.pid}) exited (${signal ?? `code ${code}`}); restarting in ${delay} ms`);
-      restartLater();
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  /** The authd started here last, while it may still be starting. */
+  let started: { pid: number; at: number; answered: boolean } | undefined;
+  let inUse: number | undefined;
+  let delay = backoff.first;
+  let notBefore = 0;
+  let healthy = true;
+  let resolveAnswering: (pid: number | undefined) => void = () => {};
+  const answering = new Promise<number | undefined>((resolve) => (resolveAnswering = resolve));
+
+  const startOne = (): void => {
+    // detached: a session and process group of its own, so nothing aimed at serve's group reaches it.
+    const child = spawn(process.execPath, authdArgs(script, options.configFile), {
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      detached: true,
     });
-    log(`authd started (pid ${started.pid})`);
+    child.once('error', (error) => log(`authd: cannot start: ${error.message}`));
+    // Only to log how it ended while serve is here to see it; the checks decide what to do.
+    child.once('exit', (code, signal) => {
+      if (!stopping) log(`authd (pid ${child.pid}) exited (${signal ?? `code ${code}`})`);
+    });
+    child.unref();
+    if (child.pid === undefined) return;
+    started = { pid: child.pid, at: Date.now(), answered: false };
+    log(`authd started (pid ${child.pid}), in a session of its own`);
   };
-  const restartLater = () => {
-    timer = setTimeout(start, delay);
-    delay = Math.min(delay * 2, backoff.max);
+
+  const check = async (): Promise<void> => {
+    const result = await probe(socket, deadlineMs);
+    if (stopping) return;
+    const now = Date.now();
+    if (result.ok) {
+      const pid = runningAuthd(pidFile) ?? started?.pid;
+      if (pid !== inUse || !healthy)
+        log(`authd answering (pid ${pid ?? 'unknown'}, ${Math.round(result.ms)} ms)`);
+      inUse = pid;
+      healthy = true;
+      if (started !== undefined && started.pid === pid) started.answered = true;
+      if (started !== undefined && now - started.at >= HEALTHY_MS) delay = backoff.first;
+      resolveAnswering(pid);
+      return;
+    }
+    const pid =
+      runningAuthd(pidFile) ?? (started !== undefined && isAuthd(started.pid) ? started.pid : undefined);
+    // Starting (opening the DB, loading) is not being stuck: until it has answered once, within the grace.
+    const young =
+      started !== undefined && started.pid === pid && !started.answered && now - started.at < startGraceMs;
+    if (pid !== undefined && young) return; // still starting
+    if (healthy) log(`authd not answering: ${result.detail}`);
+    healthy = false;
+    if (pid !== undefined) {
+      log(`authd (pid ${pid}) is alive but did not answer within ${deadlineMs} ms: SIGKILL, and another`);
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+      await gone(pid, KILL_WAIT_MS);
+    }
+    if (stopping || now < notBefore) return;
+    if (started !== undefined && now - started.at < HEALTHY_MS) {
+      notBefore = now + delay;
+      log(`authd died young; starting another in ${delay} ms`);
+      delay = Math.min(delay * 2, backoff.max);
+      started = undefined;
+      return;
+    }
+    startOne();
   };
-  start();
+
+  const loop = (): void => {
+    void check()
+      .catch((error: unknown) =>
+        log(`authd check: ${error instanceof Error ? error.message : String(error)}`),
+      )
+      .then(() => {
+        if (!stopping) timer = setTimeout(loop, intervalMs);
+      });
+  };
+  loop();
 
   return {
-    pid: () => child?.pid,
-    async stop() {
+    answering: () => answering,
+    pid: () => inUse ?? started?.pid,
+    stop() {
       stopping = true;
       if (timer !== undefined) clearTimeout(timer);
-      const running = child;
-      if (running === undefined || running.exitCode !== null || running.signalCode !== null) return;
-      const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
-      running.kill('SIGTERM');
-      const kill = setTimeout(() => running.kill('SIGKILL'), STOP_GRACE_MS);
-      await exited;
-      clearTimeout(kill);
+      return Promise.resolve();
     },
   };
+}
+
+/** Resolves once `pid` is no longer an authd, or after `ms`. */
+async function gone(pid: number, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (isAuthd(pid) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
 }

@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -99,17 +108,40 @@ describe('listenHelperSockets', () => {
     expect(c.lines).toEqual([]);
   });
 
-  it('replaces a socket an earlier authd left, and refuses to remove anything that is not a socket', async () => {
+  it('replaces a socket an earlier authd left, refuses one that answers, and anything that is not a socket', async () => {
     const path = join(tmp.dir, 'group.sock');
     const first = await listenHelperSockets([{ path, handler: async () => {} }], () => {});
-    // Killed outright, an authd leaves its socket file: simulated by not closing the first listener's file.
+    // Another authd answering there: refused, and its file left alone.
+    await expect(listenHelperSockets([{ path, handler: async () => {} }], () => {})).rejects.toMatchObject({
+      code: 'ALREADY_RUNNING',
+    });
+    // Killed outright, an authd leaves its socket file with nobody listening: kept under a second name while
+    // the listener closes (which removes the file), then put back.
+    linkSync(path, `${path}.left`);
+    await first.close(10);
+    renameSync(`${path}.left`, path);
+    expect(lstatSync(path).isSocket()).toBe(true);
     const second = await listenHelperSockets([{ path, handler: async () => {} }], () => {});
-    await Promise.all([first.close(10), second.close(10)]);
+    await second.close(10);
+    expect(existsSync(path)).toBe(false);
     const file = join(tmp.dir, 'ntlm.sock');
     writeFileSync(file, 'not a socket');
     await expect(listenHelperSockets([{ path: file, handler: async () => {} }], () => {})).rejects.toThrow(
       `${file} exists and is not a socket: remove it, or move stateDir`,
     );
+  });
+
+  it('keeps the files a successor listens on when closing with keepFiles, and says when they are gone', async () => {
+    const path = join(tmp.dir, 'session.sock');
+    const listener = await listenHelperSockets([{ path, handler: async () => {} }], () => {});
+    expect(listener.missing()).toBeUndefined();
+    const ino = lstatSync(path).ino;
+    await listener.close(10, true);
+    expect(lstatSync(path).ino).toBe(ino);
+    const again = await listenHelperSockets([{ path, handler: async () => {} }], () => {});
+    unlinkSync(path);
+    expect(again.missing()).toBe(path);
+    await again.close(10);
   });
 });
 

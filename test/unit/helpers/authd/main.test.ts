@@ -1,4 +1,5 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../../lib/clock.ts';
 import { helperSocket, runDir } from '../../../../lib/seamless/paths.ts';
@@ -72,19 +73,37 @@ describe('doorman-authd', () => {
     expect(negotiate.alive).toBe(true);
   });
 
-  it('with --exit-with-parent, stops when its stdin ends (serve gone, even by SIGKILL), and not before', async () => {
+  it('on SIGHUP hands its sockets to a successor that answers the same shims, losing no request; then exits 0', async () => {
     new SessionStore(db.connect(), systemClock).start({
       key: { kind: 'ip', value: '10.0.0.5' },
       username: 'alice',
       source: 'api',
     });
-    const a = await authd(['--exit-with-parent']);
-    const s = shim('session');
-    expect(await s.ask('1 10.0.0.5 -')).toBe('1 OK user=alice');
-    expect(a.child.exitCode).toBe(null);
-    a.child.stdin.end();
-    expect(await a.exited).toBe(0);
-    expect(a.stderr).toMatch(/parent gone: stopping/);
+    const first = await authd();
+    const shims = [shim('session'), shim('session')];
+    const answers: string[] = [];
+    // Steady lookups from both shims across the restart: every one answered OK (the shims hold, never BH).
+    let asking = true;
+    const load = shims.map(async (s, n) => {
+      for (let id = n * 100_000; asking; id++) answers.push(await s.ask(`${id} 10.0.0.5 -`));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    first.child.kill('SIGHUP');
+    expect(await first.exited).toBe(0);
+    const successor = Number(/handed over to pid (\d+): stopping/.exec(first.stderr)?.[1]);
+    try {
+      expect(readFileSync(join(runDir(db.dir), 'authd.pid'), 'latin1')).toBe(`${successor}\n`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      asking = false;
+      await Promise.all(load);
+      expect(answers.length).toBeGreaterThan(10);
+      expect(answers.filter((a) => !/^\d+ OK user=alice$/.test(a))).toEqual([]);
+      for (const kind of ['session', 'basic', 'group', 'negotiate', 'ntlm'] as const) {
+        expect(lstatSync(helperSocket(db.dir, kind)).isSocket(), kind).toBe(true);
+      }
+    } finally {
+      process.kill(successor, 'SIGKILL');
+    }
   });
 
   it('stops on SIGTERM with exit 0; the shims answer BH past their hold, and are served again by the next authd', async () => {

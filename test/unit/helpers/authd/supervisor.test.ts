@@ -1,120 +1,117 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../lib/config/load.ts';
-import { seamlessPaths, runDir } from '../../../../lib/seamless/paths.ts';
+import type { Config } from '../../../../lib/config/schema.ts';
+import { runDir, seamlessPaths } from '../../../../lib/seamless/paths.ts';
+import { pidFilePath, runningAuthd } from '../../../../helpers/authd/pid-file.ts';
 import { superviseAuthd, type AuthdSupervisor } from '../../../../helpers/authd/supervisor.ts';
 import { useTempDir } from '../../../support/temp-dir.ts';
 
 /**
- * Stands in for authd: appends one JSON line per start (its pid, argv, the environment it was given) to
- * starts.jsonl in stateDir, then exits 1 the first `DIE` times, and otherwise waits for SIGTERM (exit 0).
+ * The supervisor against the real, compiled authd (npm run build): started detached, found again by a second
+ * supervisor, restarted when killed, replaced when stopped (SIGSTOP). Short intervals and deadlines stand in
+ * for serve's 1 s and 5 s.
  */
-const STAND_IN = `
-import { appendFileSync, readFileSync } from 'node:fs';
-const file = process.env.STAND_IN_LOG;
-let starts = 0;
-try { starts = readFileSync(file, 'utf8').split('\\n').filter(Boolean).length; } catch {}
-const e = process.env;
-appendFileSync(file, JSON.stringify({ pid: process.pid, argv: process.argv.slice(2), execArgv: process.execArgv,
-  env: { KRB5_KTNAME: e.KRB5_KTNAME, KRB5_CONFIG: e.KRB5_CONFIG, KRB5RCACHEDIR: e.KRB5RCACHEDIR,
-    GSS_MECH_CONFIG: e.GSS_MECH_CONFIG, UV_THREADPOOL_SIZE: e.UV_THREADPOOL_SIZE } }) + '\\n');
-if (starts < Number(e.STAND_IN_DIE)) process.exit(1);
-process.on('SIGTERM', () => { appendFileSync(file, 'SIGTERM\\n'); process.exit(0); });
-setInterval(() => {}, 1e9);
-`;
-
-interface Start {
-  pid: number;
-  argv: string[];
-  execArgv: string[];
-  env: Record<string, string | undefined>;
-}
-
-describe('superviseAuthd', () => {
+describe('superviseAuthd', { timeout: 20_000 }, () => {
   const tmp = useTempDir('doorman-supervisor-');
-  let supervisor: AuthdSupervisor | undefined;
-  const saved = { ...process.env };
+  const supervisors: AuthdSupervisor[] = [];
+  const pids = new Set<number>();
+  let config: Config;
   afterEach(async () => {
-    await supervisor?.stop();
-    supervisor = undefined;
-    process.env = { ...saved };
+    for (const s of supervisors.splice(0)) await s.stop();
+    const running = config === undefined ? undefined : runningAuthd(pidFilePath(runDir(config.stateDir)));
+    for (const pid of [...pids, ...(running === undefined ? [] : [running])]) {
+      try {
+        process.kill(pid, 'SIGCONT');
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    pids.clear();
   });
-  const starts = (): Array<Start | 'SIGTERM'> => {
-    const file = join(tmp.dir, 'starts.jsonl');
-    if (!existsSync(file)) return [];
-    return readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => (l === 'SIGTERM' ? 'SIGTERM' : (JSON.parse(l) as Start)));
-  };
-  const until = async (check: () => boolean) => {
-    while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
-  };
-  const supervise = (die: number, lines: string[]) => {
-    process.env.STAND_IN_LOG = join(tmp.dir, 'starts.jsonl');
-    process.env.STAND_IN_DIE = String(die);
-    const config = parseConfig({ stateDir: join(tmp.dir, 'state') }, 'test');
-    supervisor = superviseAuthd({
+  const supervise = (lines: string[], overrides: { deadlineMs?: number } = {}) => {
+    // The helper user (authd drops to it as root) must reach stateDir.
+    chmodSync(tmp.dir, 0o755);
+    const input = { stateDir: join(tmp.dir, 'state') };
+    config = parseConfig(input, 'test');
+    const s = superviseAuthd({
       config,
-      configFile: '/etc/doorman/test.json',
+      configFile: tmp.write('doorman.json', JSON.stringify(input)),
       log: (line) => lines.push(line),
-      script: tmp.write('stand-in.mjs', STAND_IN),
-      backoffMs: { first: 10, max: 40 },
+      intervalMs: 100,
+      backoffMs: { first: 100, max: 400 },
+      ...overrides,
     });
-    return config;
+    supervisors.push(s);
+    return s;
   };
-
-  it('starts authd with a small young generation, the config file and the Kerberos environment', async () => {
-    delete process.env.GSS_MECH_CONFIG;
-    delete process.env.UV_THREADPOOL_SIZE;
-    const lines: string[] = [];
-    const config = supervise(0, lines);
-    await until(() => starts().length === 1);
-    const [start] = starts() as [Start];
-    const paths = seamlessPaths(config);
-    expect(start.execArgv).toEqual(['--max-semi-space-size=2']);
-    expect(start.argv).toEqual(['--exit-with-parent', '--config', '/etc/doorman/test.json']);
-    expect(start.env).toEqual({
-      KRB5_KTNAME: `FILE:${paths.keytab}`,
-      KRB5_CONFIG: paths.krb5Conf,
-      KRB5RCACHEDIR: paths.rcacheDir,
-      GSS_MECH_CONFIG: '/dev/null',
-      UV_THREADPOOL_SIZE: '4',
+  const until = async <T>(get: () => T | undefined): Promise<T> => {
+    for (;;) {
+      const value = get();
+      if (value !== undefined) return value;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  const pidFile = () => pidFilePath(runDir(config.stateDir));
+  /** The authd the pid file names once it is another than `first`. */
+  const nextAuthd = (first: number) =>
+    until(() => {
+      const pid = runningAuthd(pidFile());
+      return pid !== undefined && pid !== first ? pid : undefined;
     });
-    expect(supervisor?.pid()).toBe(start.pid);
-    // Made for the shims and the acceptor, whatever serve's umask.
-    expect(statSync(runDir(config.stateDir)).mode & 0o777).toBe(0o750);
-    expect(statSync(paths.rcacheDir).mode & 0o777).toBe(0o700);
-    expect(lines).toEqual([`authd started (pid ${start.pid})`]);
-  });
 
-  it("keeps serve's own GSS_MECH_CONFIG (tests select gss-ntlmssp that way)", async () => {
-    process.env.GSS_MECH_CONFIG = '/etc/gss/mech.d/ntlmssp.conf';
-    supervise(0, []);
-    await until(() => starts().length === 1);
-    expect((starts()[0] as Start).env.GSS_MECH_CONFIG).toBe('/etc/gss/mech.d/ntlmssp.conf');
-  });
-
-  it('restarts authd when it dies, and says so', async () => {
+  it('starts authd in a session of its own, with the Kerberos environment, and leaves it running when stopped', async () => {
     const lines: string[] = [];
-    supervise(2, lines);
-    await until(() => starts().length === 3);
-    const pids = (starts() as Start[]).map((s) => s.pid);
-    expect(new Set(pids).size).toBe(3);
-    await until(() => supervisor?.pid() === pids[2]);
-    expect(lines.filter((l) => /exited \(code 1\); restarting in \d+ ms$/.test(l))).toHaveLength(2);
+    const s = supervise(lines);
+    const pid = await s.answering();
+    expect(pid).toBeGreaterThan(0);
+    pids.add(pid as number);
+    // Field 6 of /proc/PID/stat is the session id: its own, not this test's.
+    const session = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[3]);
+    expect(session).toBe(pid);
+    const environ = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+    expect(environ).toContain(`KRB5_KTNAME=FILE:${seamlessPaths(config).keytab}`);
+    expect(environ).toContain(`KRB5RCACHEDIR=${seamlessPaths(config).rcacheDir}`);
+    await s.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(runningAuthd(pidFile())).toBe(pid);
+    expect(lines).toContain(`authd started (pid ${pid}), in a session of its own`);
   });
 
-  it('stops authd with SIGTERM, waits for it, and starts no other', async () => {
-    supervise(0, []);
-    await until(() => starts().length === 1);
-    const pid = supervisor?.pid();
-    await supervisor?.stop();
-    expect(starts().at(-1)).toBe('SIGTERM');
-    expect(() => process.kill(pid as number, 0)).toThrow();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(starts()).toHaveLength(2);
-    expect(supervisor?.pid()).toBeUndefined();
+  it('uses the authd that answers instead of starting a second', async () => {
+    const first = await supervise([]).answering();
+    pids.add(first as number);
+    await supervisors[0]?.stop();
+    const lines: string[] = [];
+    const second = await supervise(lines).answering();
+    expect(second).toBe(first);
+    expect(lines.filter((l) => l.startsWith('authd started'))).toEqual([]);
+  });
+
+  it('starts another when authd is killed', async () => {
+    const lines: string[] = [];
+    const s = supervise(lines);
+    const first = (await s.answering()) as number;
+    pids.add(first);
+    process.kill(first, 'SIGKILL');
+    const second = await nextAuthd(first);
+    pids.add(second);
+    expect(lines.some((l) => /^authd not answering: .*session\.sock: ECONNREFUSED/.test(l))).toBe(true);
+  });
+
+  it('kills an authd that is alive but does not answer (SIGSTOP) and starts another', async () => {
+    const lines: string[] = [];
+    const s = supervise(lines, { deadlineMs: 500 });
+    const first = (await s.answering()) as number;
+    pids.add(first);
+    process.kill(first, 'SIGSTOP');
+    const second = await nextAuthd(first);
+    pids.add(second);
+    expect(lines).toContain(
+      `authd (pid ${first}) is alive but did not answer within 500 ms: SIGKILL, and another`,
+    );
+    expect(() => process.kill(first, 0)).toThrow();
   });
 });
