@@ -352,9 +352,13 @@ function seamlessDefinitions(config: Config, shim: (kind: HelperKind) => string)
     `auth_param negotiate program ${shim('negotiate')}`,
     `auth_param negotiate children ${negotiateChildren} startup=1 idle=1`,
     'auth_param negotiate keep_alive on',
+    // The client's address after each token, for authd's count of clients whose handshakes carry NTLM (the
+    // doctor names them: they address the proxy by its IP, so Kerberos cannot work for them).
+    'auth_param negotiate key_extras "%>a"',
     `auth_param ntlm program ${shim('ntlm')}`,
     `auth_param ntlm children ${ntlmChildren} startup=1 idle=1`,
     'auth_param ntlm keep_alive on',
+    'auth_param ntlm key_extras "%>a"',
   ];
 }
 
