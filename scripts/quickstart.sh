@@ -38,7 +38,8 @@ done
 conf=$(bin/doorman squid-conf --standalone "$SQUID_DIR" --port "127.0.0.1:$SQUID_PORT")
 squid -k parse -f "$conf" 2>/dev/null
 squid -f "$conf"
-key=$(bin/doorman api-key create --name "quickstart-$(date +%Y%m%d-%H%M%S)")
+# A name no earlier run has taken (two runs in one second, say): the time and a few random bytes.
+key=$(bin/doorman api-key create --name "quickstart-$(date +%Y%m%d-%H%M%S)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')")
 
 cat <<TXT
 
