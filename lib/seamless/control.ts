@@ -14,9 +14,10 @@ import {
   writeRootFile,
 } from '../fs/root-owned.ts';
 import type { AppliedDirectory } from '../store/directory-settings-store.ts';
+import type { NtlmClientsSeen } from '../store/ntlm-client-store.ts';
 import type { SeamlessState } from '../store/seamless-settings-store.ts';
 import type { CheckId, DoctorContext } from './doctor/checks.ts';
-import { runDoctorChecks } from './doctor/checks.ts';
+import { MAX_NAMED_CLIENTS, runDoctorChecks } from './doctor/checks.ts';
 import { type GatherIo, gatherFacts } from './doctor/gather.ts';
 import { type DoctorReport, doctorReport } from './doctor/report.ts';
 import {
@@ -94,6 +95,8 @@ export interface SeamlessStoreAccess {
   current(): SeamlessState | undefined;
   save(state: SeamlessState): void;
   clear(): void;
+  /** The addresses whose handshakes carried NTLM since a time, for the doctor; absent: not recorded. */
+  ntlmClients?(since: number, limit: number): NtlmClientsSeen;
 }
 
 export interface SeamlessDeps {
@@ -122,6 +125,9 @@ export interface SeamlessDeps {
 }
 
 type Report = (step: SeamlessStep) => void;
+
+/** How far back the doctor looks for clients that used NTLM. */
+const DAY_MS = 86_400_000;
 
 /** The doctor's checks of the keytab that Enable's verify step stands or falls by. */
 const KEY_CHECKS: readonly CheckId[] = ['keytab-spn', 'kvno', 'enctypes', 'keytab-access'];
@@ -228,6 +234,12 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
     }
   };
 
+  /** The doctor's list of NTLM clients; throws (the fact is then unavailable) when nothing records them. */
+  const ntlmClientsOfLastDay = () => {
+    if (deps.store.ntlmClients === undefined) throw new Error('no record of NTLM clients here');
+    return deps.store.ntlmClients(clock.now() - DAY_MS, MAX_NAMED_CLIENTS);
+  };
+
   const runDoctor = async (
     state: SeamlessState,
     applied: AppliedDirectory | undefined,
@@ -240,6 +252,7 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
       machineName: state.machineName,
       serviceUser: config.serviceUser,
       joined,
+      ...(joined && { ntlmClients: () => ntlmClientsOfLastDay() }),
     });
     const results = runDoctorChecks(context, facts);
     return doctorReport(only === undefined ? results : results.filter((r) => only.includes(r.id)));

@@ -7,6 +7,7 @@ import {
   DirectorySettingsStore,
   directoryPasswordPath,
 } from '../store/directory-settings-store.ts';
+import { NtlmClientStore } from '../store/ntlm-client-store.ts';
 import { SeamlessSettingsStore } from '../store/seamless-settings-store.ts';
 import { lookupUser, prepareStateDir } from '../system/service-user.ts';
 import type { SeamlessStoreAccess } from './control.ts';
@@ -22,7 +23,7 @@ import type { SeamlessStoreAccess } from './control.ts';
  * no asynchronous file work of theirs is in flight (the CLI and the privileged child run one step at a time).
  */
 export interface RootStores {
-  seamless: SeamlessStoreAccess & { version(): number };
+  seamless: Required<SeamlessStoreAccess> & { version(): number };
   directory(): AppliedDirectory | undefined;
   close(): void;
 }
@@ -49,6 +50,7 @@ export function openStoresKeepingRoot(config: Config, clock: Clock = systemClock
   }
   const db: Db = as(() => openDatabase(dbPath(config)));
   const seamless = new SeamlessSettingsStore(db, { clock });
+  const ntlmClients = new NtlmClientStore(db);
   const directory = new DirectorySettingsStore(db, { passwordFile: directoryPasswordPath(config), clock });
   return {
     seamless: {
@@ -56,6 +58,7 @@ export function openStoresKeepingRoot(config: Config, clock: Clock = systemClock
       save: (state) => as(() => seamless.save(state)),
       clear: () => as(() => seamless.clear()),
       version: () => as(() => seamless.version()),
+      ntlmClients: (since, limit) => as(() => ntlmClients.seenSince(since, limit)),
     },
     directory: () => as(() => directory.load()),
     close: () => as(() => db.close()),

@@ -5,6 +5,8 @@ import type { DnsAnswer, DnsFailure } from './dns.ts';
 import { type FileFacts, type HelperUser, mayAccess, showMode } from './file-facts.ts';
 import type { KeytabEntry } from './klist.ts';
 import { DC_PORTS, type PortProbe } from './ports.ts';
+import type { NtlmClientsSeen } from '../../store/ntlm-client-store.ts';
+import { UNKNOWN_ADDRESS } from '../ntlm-clients.ts';
 
 /**
  * Each Kerberos prerequisite of seamless authentication as a pure function of the facts the I/O shell gathered
@@ -480,17 +482,55 @@ export function checkWinbind(context: DoctorContext, facts: Fact<WinbindFacts>):
 // -------------------------------------------------------------------------------------------------------------
 // Clients
 
-/** Not checkable from the proxy: a Windows client set to the proxy's IP asks for no ticket and falls back to NTLM. */
-export function noteClientsUseFqdn(context: DoctorContext, port?: number): CheckResult {
+/** Addresses named in the clients check at most; the rest are counted. */
+export const MAX_NAMED_CLIENTS = 20;
+
+/**
+ * A Windows client set to the proxy's IP address asks for no ticket (there is no HTTP/<address> principal) and
+ * falls back to NTLM. authd counts the addresses whose handshakes carried NTLM (ntlm_clients, written at most
+ * once a minute); this names those of the last day, so the administrator can fix their proxy setting. A note,
+ * never a failure: NTLM still signs them in. Without the table (not joined yet, a DB that cannot be read) it
+ * is the advice alone.
+ */
+export function checkClientsUseFqdn(
+  context: DoctorContext,
+  seen: Fact<NtlmClientsSeen>,
+  port?: number,
+): CheckResult {
+  const id = 'clients-fqdn';
   const address = port === undefined ? context.fqdn : `${context.fqdn}:${port}`;
-  return {
-    id: 'clients-fqdn',
-    ok: true,
-    status: 'note',
-    title: TITLES['clients-fqdn'],
-    detail: `Windows clients ask for a Kerberos ticket for HTTP/<the name they use for the proxy>; set to its IP address they cannot, and fall back to NTLM`,
-    fix: `set the proxy as ${address} in the clients' settings (group policy, PAC file), never as its IP address`,
-  };
+  const fix = `set the proxy as ${address} in the clients' settings (group policy, PAC file), never as its IP address`;
+  const why = `Windows clients ask for a Kerberos ticket for HTTP/<the name they use for the proxy>; set to its IP address they cannot, and fall back to NTLM`;
+  if (isUnavailable(seen)) {
+    return {
+      id,
+      ok: true,
+      status: 'note',
+      title: TITLES[id],
+      detail: `${why} (which clients did is not known: ${seen.unavailable})`,
+      fix,
+    };
+  }
+  if (seen.addresses === 0) return pass(id, 'no handshake carried NTLM in the last day');
+  const named = seen.clients.filter((c) => c.address !== UNKNOWN_ADDRESS);
+  const unknown = seen.clients.find((c) => c.address === UNKNOWN_ADDRESS);
+  const parts: string[] = [];
+  if (named.length > 0) {
+    const list = named.map(
+      (c) =>
+        `${c.address} (${c.handshakes} handshake${c.handshakes === 1 ? '' : 's'}, last ${new Date(c.lastSeen).toISOString()})`,
+    );
+    const more = seen.addresses - named.length - (unknown === undefined ? 0 : 1);
+    parts.push(
+      `${seen.addresses - (unknown === undefined ? 0 : 1)} client address${named.length === 1 && more <= 0 ? '' : 'es'} used NTLM in the last day: ${list.join(', ')}${more > 0 ? `, and ${more} more` : ''}`,
+    );
+  }
+  if (unknown !== undefined) {
+    parts.push(
+      `${unknown.handshakes} NTLM handshake${unknown.handshakes === 1 ? '' : 's'} from addresses not recorded (Squid's include predates key_extras: run \`doorman squid-conf\` again; or more addresses than authd counts at once)`,
+    );
+  }
+  return { id, ok: true, status: 'note', title: TITLES[id], detail: `${parts.join('; ')}. ${why}`, fix };
 }
 
 // -------------------------------------------------------------------------------------------------------------
@@ -506,6 +546,8 @@ export interface DoctorFacts {
   privilegedPipeDir: Fact<FileFacts>;
   helperUser: Fact<HelperUser>;
   winbind: Fact<WinbindFacts>;
+  /** The addresses whose handshakes carried NTLM in the last day (authd's ntlm_clients table). */
+  ntlmClients: Fact<NtlmClientsSeen>;
   /** The explicit proxy port, for the clients note. */
   proxyPort?: number;
 }
@@ -523,7 +565,7 @@ export function runDoctorChecks(context: DoctorContext, facts: DoctorFacts): Che
     checkKeytabAccess(context, { file: facts.keytabFile, user: facts.helperUser }),
     checkPrivilegedPipe(context, { file: facts.privilegedPipeDir, user: facts.helperUser }),
     checkWinbind(context, facts.winbind),
-    noteClientsUseFqdn(context, facts.proxyPort),
+    checkClientsUseFqdn(context, facts.ntlmClients, facts.proxyPort),
   ];
 }
 

@@ -18,6 +18,7 @@ import { fileFactsOf, type FileFacts, type HelperUser, parseIdOutput } from './f
 import { KEY_VERSION_ATTRIBUTE, parseKeyVersionNumber } from './key-version.ts';
 import type { KeytabEntry } from './klist.ts';
 import { DC_PORTS, type PortProbe, portProbe } from './ports.ts';
+import type { NtlmClientsSeen } from '../../store/ntlm-client-store.ts';
 
 /**
  * The doctor's I/O shell: it asks the network, the DC and the file system for each fact the pure checks
@@ -59,6 +60,8 @@ export interface GatherInput {
   /** Whether to ask winbind (after a join); before it, winbind is `{unavailable}`. */
   joined: boolean;
   proxyPort?: number;
+  /** The addresses whose handshakes carried NTLM since a time (the session DB's ntlm_clients); none: unknown. */
+  ntlmClients?: () => NtlmClientsSeen;
 }
 
 const reason = (error: unknown): string => {
@@ -151,6 +154,10 @@ export async function gatherFacts(io: GatherIo, input: GatherInput): Promise<Doc
     privilegedPipeDir: await statOf(context.privilegedPipeDir),
     helperUser: await helperUser,
     winbind: await winbind,
+    ntlmClients: await fact<NtlmClientsSeen>(async () => {
+      if (input.ntlmClients === undefined) throw new Error('not recorded before the join');
+      return input.ntlmClients();
+    }),
     ...(input.proxyPort === undefined ? {} : { proxyPort: input.proxyPort }),
   };
 }

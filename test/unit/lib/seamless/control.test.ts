@@ -308,4 +308,21 @@ describe('status and doctor', () => {
     expect(after.ok).toBe(false);
     expect(after.checks.filter((c) => c.status === 'fail').map((c) => c.id)).toEqual(['kvno']);
   });
+
+  it("doctor: names the clients whose handshakes carried NTLM in the last day, from the store's record", async () => {
+    await enable();
+    const asked: Array<[number, number]> = [];
+    store.ntlmClients = (since, limit) => {
+      asked.push([since, limit]);
+      return { addresses: 1, clients: [{ address: '10.0.0.7', handshakes: 3, lastSeen: since }] };
+    };
+    const report = await control().doctor();
+    expect(asked).toEqual([[Date.UTC(2026, 0, 1) - 86_400_000, 20]]);
+    expect(report.checks.find((c) => c.id === 'clients-fqdn')).toMatchObject({
+      status: 'note',
+      detail: expect.stringMatching(
+        /^1 client address used NTLM in the last day: 10\.0\.0\.7 \(3 handshakes/,
+      ),
+    });
+  });
 });

@@ -14,7 +14,7 @@ import {
   type DoctorContext,
   type DoctorFacts,
   httpPrincipals,
-  noteClientsUseFqdn,
+  checkClientsUseFqdn,
   reverseName,
   runDoctorChecks,
   showDuration,
@@ -64,15 +64,15 @@ const GOOD: DoctorFacts = {
   privilegedPipeDir: stat(0o040750, 0, 13),
   helperUser: PROXY,
   winbind: { running: true, trust: true },
+  ntlmClients: { addresses: 0, clients: [] },
 };
 
 describe('the doctor on the working set-up', () => {
-  it('passes every check, one per id in order, the clients note last', () => {
+  it('passes every check, one per id in order, no client having used NTLM', () => {
     const results = runDoctorChecks(CONTEXT, GOOD);
     expect(results.map((r) => r.id)).toEqual([...CHECK_IDS]);
-    expect(results.map((r) => r.status)).toEqual([...Array<string>(10).fill('ok'), 'note']);
-    expect(results.every((r) => r.ok)).toBe(true);
-    expect(results.slice(0, 10).every((r) => r.fix === undefined)).toBe(true);
+    expect(results.map((r) => r.status)).toEqual([...Array<string>(11).fill('ok')]);
+    expect(results.every((r) => r.ok && r.fix === undefined)).toBe(true);
   });
 });
 
@@ -87,6 +87,7 @@ describe('the doctor on the broken set-up', () => {
       keytabFile: stat(0o100600, 0, 13),
       privilegedPipeDir: stat(0o040750, 0, 0),
       winbind: { running: true, trust: 'could not authenticate' },
+      ntlmClients: { addresses: 1, clients: [{ address: '10.0.0.7', handshakes: 3, lastSeen: 0 }] },
     });
     expect(results.map((r) => [r.id, r.status])).toEqual([
       ['dns-a', 'ok'],
@@ -439,12 +440,45 @@ describe('priv-pipe', () => {
 });
 
 describe('clients-fqdn', () => {
-  it('is a note naming the FQDN (and port) to set in the clients', () => {
-    expect(noteClientsUseFqdn(CONTEXT, 3128)).toMatchObject({
+  const T = Date.UTC(2026, 10, 23, 12, 0);
+  const seen = (...clients: [string, number][]) => ({
+    addresses: clients.length,
+    clients: clients.map(([address, handshakes]) => ({ address, handshakes, lastSeen: T })),
+  });
+
+  it('passes when no handshake carried NTLM in the last day', () => {
+    expect(checkClientsUseFqdn(CONTEXT, seen(), 3128)).toEqual({
       id: 'clients-fqdn',
       ok: true,
+      status: 'ok',
+      title: 'Clients address the proxy by its FQDN',
+      detail: 'no handshake carried NTLM in the last day',
+    });
+  });
+
+  it('names the addresses that used NTLM, with their counts, in a note with the FQDN (and port) to set', () => {
+    const result = checkClientsUseFqdn(CONTEXT, seen(['10.0.0.7', 12], ['10.0.0.9', 1]), 3128);
+    expect(result).toMatchObject({ id: 'clients-fqdn', ok: true, status: 'note' });
+    expect(result.detail).toMatch(
+      /^2 client addresses used NTLM in the last day: 10\.0\.0\.7 \(12 handshakes, last 2026-11-23T12:00:00\.000Z\), 10\.0\.0\.9 \(1 handshake, last 2026-11-23T12:00:00\.000Z\)\. Windows clients ask/,
+    );
+    expect(result.fix).toBe(
+      "set the proxy as proxy.example.test:3128 in the clients' settings (group policy, PAC file), never as its IP address",
+    );
+  });
+
+  it('says how many more there were than it names, and counts handshakes Squid sent no address for', () => {
+    const result = checkClientsUseFqdn(CONTEXT, { ...seen(['10.0.0.7', 5], ['-', 4]), addresses: 30 });
+    expect(result.detail).toContain('29 client addresses used NTLM in the last day: 10.0.0.7 (5 handshakes');
+    expect(result.detail).toContain(', and 28 more; 4 NTLM handshakes from addresses not recorded');
+  });
+
+  it('is the advice alone when the record cannot be read', () => {
+    expect(checkClientsUseFqdn(CONTEXT, unavailable('not recorded before the join'))).toMatchObject({
       status: 'note',
-      fix: "set the proxy as proxy.example.test:3128 in the clients' settings (group policy, PAC file), never as its IP address",
+      ok: true,
+      detail: expect.stringContaining('(which clients did is not known: not recorded before the join)'),
+      fix: "set the proxy as proxy.example.test in the clients' settings (group policy, PAC file), never as its IP address",
     });
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkClock,
-  noteClientsUseFqdn,
+  checkClientsUseFqdn,
   type DoctorContext,
 } from '../../../../../lib/seamless/doctor/checks.ts';
 import { doctorReport, renderDoctorText } from '../../../../../lib/seamless/doctor/report.ts';
@@ -18,7 +18,7 @@ const CONTEXT: DoctorContext = {
 const good = checkClock(CONTEXT, { offsetSeconds: 0, source: 'net ads info' });
 const skewed = checkClock(CONTEXT, { offsetSeconds: -600, source: 'net ads info' });
 const skipped = checkClock(CONTEXT, { unavailable: 'LDAP timed out' });
-const note = noteClientsUseFqdn(CONTEXT);
+const note = checkClientsUseFqdn(CONTEXT, { unavailable: 'not joined' });
 
 describe('doctorReport', () => {
   it('is ok with passes and notes, and survives JSON unchanged', () => {
