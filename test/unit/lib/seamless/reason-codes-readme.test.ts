@@ -1,0 +1,27 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { KerberosRejectCodes } from '../../../../lib/seamless/handshake.ts';
+import { TokenErrorCodes } from '../../../../lib/seamless/spnego.ts';
+
+/** The README's seamless section: what an administrator reads to make sense of cache.log. */
+const section = (() => {
+  const readme = readFileSync(join(import.meta.dirname, '..', '..', '..', '..', 'README.md'), 'utf8');
+  const start = readme.indexOf('## Seamless authentication');
+  return readme.slice(start, readme.indexOf('\n## ', start + 1));
+})();
+
+describe("the README's reason codes agree with what cache.log shows", () => {
+  it.each([...KerberosRejectCodes])('names the Kerberos refusal %s', (code) => {
+    expect(section).toContain(`\`${code}\``);
+  });
+
+  it.each([...TokenErrorCodes])('names the token refusal %s', (code) => {
+    expect(section).toContain(`\`${code}\``);
+  });
+
+  it('shows both forms of the line', () => {
+    expect(section).toContain('`Kerberos token refused (CODE): …`');
+    expect(section).toMatch(/\(NOT_BASE64\)`/);
+  });
+});
