@@ -54,21 +54,25 @@ export interface SeamlessServiceOptions {
   kerberos?: (service: ProxyService) => KerberosAcceptor;
   /** The ntlm_auth pool for the member's smb.conf; K's createNtlmPool by default. */
   ntlmPool?: (smbConf: string) => NtlmPool;
+  /**
+   * Squid's children per scheme (squid.seamless.negotiateChildren, ntlmChildren): the ntlm_auth pool is sized
+   * to what they can ask for at once. The configuration's defaults when not given.
+   */
+  children?: { negotiate: number; ntlm: number };
   /** Timers for lease deadlines and the NTLM clients' flush; the global ones (unref'd) by default. */
   timers?: Timers;
 }
 
 /**
- * ntlm_auth processes at most, per protocol: as many as Squid's children can ask for at once. Each connection
- * is one Squid child and holds at most one lease, so the pool never outgrows the children Squid started
- * (squid.seamless.ntlmChildren + negotiateChildren for raw NTLMSSP, which both schemes carry;
- * negotiateChildren for NTLM inside SPNEGO); these bounds are the configuration's own maxima. A pool smaller
- * than the children let a few silent clients starve everyone else (issue 14). Processes start on demand
+ * ntlm_auth processes at most, per protocol: as many as Squid's children can ask for at once, since each
+ * connection is one Squid child and holds at most one lease: ntlmChildren + negotiateChildren for raw
+ * NTLMSSP (both schemes carry it), negotiateChildren for NTLM inside SPNEGO. A pool smaller than the children
+ * let a few silent clients starve everyone else (issue 14); one bounded by the configuration, not by the
+ * connections, keeps anything else that reaches the socket from starting hundreds. Processes start on demand
  * (~13 MB private each, docs/seamless-design.md §1), one of each kind stays warm, the rest stop after
  * NTLM_IDLE_MS without a lease.
  */
-const MAX_NTLMSSP = 2 * MAX_SEAMLESS_CHILDREN;
-const MAX_SPNEGO = MAX_SEAMLESS_CHILDREN;
+const DEFAULT_CHILDREN = { negotiate: 20, ntlm: 20 } as const;
 const NTLM_IDLE_MS = 60_000;
 /**
  * A lease is held at most this long from its YR (type-1) to the final answer (after type-3): a real client's
@@ -104,6 +108,7 @@ export function createSeamlessService(options: SeamlessServiceOptions): Seamless
   let kerberos: KerberosAcceptor | undefined;
   let pool: NtlmPool | undefined;
   const timers = options.timers ?? globalTimers;
+  const children = options.children ?? DEFAULT_CHILDREN;
   const counts: StatefulCounts = { connections: 0, handshakes: 0, timers: 0 };
 
   const tally = new NtlmClientTally(MAX_TALLIED_ADDRESSES);
@@ -174,8 +179,8 @@ export function createSeamlessService(options: SeamlessServiceOptions): Seamless
       ((smbConf) =>
         createNtlmPool({
           smbConf,
-          maxNtlmssp: MAX_NTLMSSP,
-          maxSpnego: MAX_SPNEGO,
+          maxNtlmssp: Math.min(children.negotiate + children.ntlm, 2 * MAX_SEAMLESS_CHILDREN),
+          maxSpnego: Math.min(children.negotiate, MAX_SEAMLESS_CHILDREN),
           idleMs: NTLM_IDLE_MS,
           log,
         }))

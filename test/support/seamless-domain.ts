@@ -137,7 +137,7 @@ export class MemoryStore implements SeamlessStoreAccess {
   clear = () => {
     this.state = undefined;
   };
-  ntlmClients?: SeamlessStoreAccess['ntlmClients'];
+  ntlmClients?: NonNullable<SeamlessStoreAccess['ntlmClients']>;
 }
 
 /**
