@@ -27,6 +27,10 @@ samba-vfs-modules winbind smbclient krb5-user openssl nftables c-icap"
 # Seamless authentication's tests: an MIT KDC (test/harness/kdc.ts), clients with Kerberos tickets and NTLM
 # (curl, python3-gssapi, python3-ntlm-auth), a skewed clock for one client (faketime).
 [ "$mode" = test ] && packages="$packages krb5-kdc krb5-admin-server faketime python3-gssapi python3-ntlm-auth"
+# The service units in systemd/ are checked with systemd-analyze verify, and authd is run under
+# systemd-socket-activate (test/integration/systemd-units.test.ts); the package installs them without
+# making systemd PID 1.
+[ "$mode" = test ] && packages="$packages systemd"
 
 missing=""
 for p in $packages; do

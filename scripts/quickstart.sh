@@ -3,7 +3,7 @@
 # 127.0.0.1:3130, both on loopback, with the embedded default configuration (session DB in /var/lib/doorman).
 # An existing Squid, its configuration and its port are never touched.
 #   scripts/quickstart.sh        install, start, print an API key and the curl lines to try
-#   scripts/quickstart.sh stop   stop both
+#   scripts/quickstart.sh stop   stop both, and doorman-authd (which serve started, and which outlives it)
 set -eu
 cd "$(dirname "$0")/.."
 SQUID_DIR=/var/lib/doorman-squid
@@ -15,6 +15,8 @@ stop() {
   [ -f "$SQUID_DIR/squid.pid" ] && kill "$(cat "$SQUID_DIR/squid.pid")" 2>/dev/null || true
   [ -f "$DOORMAN_PID" ] && kill "$(cat "$DOORMAN_PID")" 2>/dev/null || true
   rm -f "$DOORMAN_PID"
+  # authd answers Squid's helpers and outlives serve on purpose (docs/services.md): stopped on its own.
+  bin/doorman authd stop >/dev/null 2>&1 || true
 }
 if [ "${1:-}" = stop ]; then stop; echo "stopped"; exit 0; fi
 
@@ -29,11 +31,13 @@ stop
 bin/doorman serve >>"$DOORMAN_LOG" 2>&1 &
 echo $! >"$DOORMAN_PID"
 i=0
-# The web app, and authd's session socket (the helper Squid's shims relay to; serve starts it as proxy).
-until curl -s -o /dev/null http://127.0.0.1:8180/ && [ -S /var/lib/doorman/run/session.sock ]; do
+until curl -s -o /dev/null http://127.0.0.1:8180/; do
   i=$((i + 1)); [ $i -lt 50 ] || { echo "doorman did not start, see $DOORMAN_LOG" >&2; exit 1; }
   sleep 0.1
 done
+# "Started" means "answering": authd (which serve starts as proxy) answers a session lookup, so Squid's first
+# requests are answered, not refused.
+bin/doorman authd status --wait 30 >/dev/null || { echo "doorman-authd did not answer, see $DOORMAN_LOG" >&2; exit 1; }
 
 conf=$(bin/doorman squid-conf --standalone "$SQUID_DIR" --port "127.0.0.1:$SQUID_PORT")
 squid -k parse -f "$conf" 2>/dev/null
@@ -59,5 +63,5 @@ The third line shows 200 and "X-Doorman-User: alice"; without internet access Sq
 itself, still with "X-Doorman-User: alice". Squid caches an answer for 5 s (squid.ttl): a logout shows after
 at most 6 s (Squid counts whole seconds).
 
-Stop both with: scripts/quickstart.sh stop
+Stop them with: scripts/quickstart.sh stop
 TXT

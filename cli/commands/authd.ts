@@ -86,14 +86,19 @@ export const authdCommand: Command = {
       case 'run': {
         if (!existsSync(AUTHD_SCRIPT))
           throw new DoormanError('NOT_FOUND', `${AUTHD_SCRIPT} is missing: run npm run build`);
-        // The same process becomes authd (same pid: systemd's main pid, LISTEN_PID and the notify socket
-        // stay right), on the compiled script without the TypeScript stripper this CLI runs under.
-        process.execve?.(
-          process.execPath,
-          [process.execPath, ...authdArgs(AUTHD_SCRIPT, configFile)],
-          authdEnvironment(loaded.config),
-        );
-        throw new DoormanError('PRIVILEGES', 'process.execve is not available in this Node');
+        const env = authdEnvironment(loaded.config);
+        const args = authdArgs(AUTHD_SCRIPT, configFile);
+        if (process.env.LISTEN_FDS === undefined && process.env.DOORMAN_LISTEN_FDS === undefined) {
+          // The same process becomes authd (same pid), on the compiled script without the TypeScript
+          // stripper this CLI runs under.
+          process.execve?.(process.execPath, [process.execPath, ...args], env);
+        }
+        // Node's execve closes every descriptor from 3 on, the listening sockets among them: authd runs in
+        // this process instead (about 18 MB more; systemd/doorman-authd.service runs the script directly).
+        Object.assign(process.env, env);
+        process.argv = [process.execPath, ...args.slice(1)];
+        await import(AUTHD_SCRIPT);
+        return new Promise<number>(() => {}); // authd exits the process itself
       }
       case 'status': {
         const result = await untilAnswered(answered, (waitS ?? 0) * 1000);

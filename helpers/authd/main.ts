@@ -25,6 +25,7 @@
  */
 import { closeSync, mkdirSync, writeSync } from 'node:fs';
 import { boundPaths } from './bound-paths.ts';
+import { authdEnvironment } from './environment.ts';
 import { PassThrough } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { dbPath, loadConfig } from '../../lib/config/load.ts';
@@ -76,6 +77,10 @@ if (readyFd !== undefined && !(Number.isInteger(readyFd) && readyFd >= 3))
   );
 const { config } = loadConfig(values.config);
 const stateDir = config.stateDir;
+// Run directly (systemd/doorman-authd.service) rather than by serve or `doorman authd`: the Kerberos
+// environment from the config, set before anything reads it (the acceptor loads on the first Negotiate
+// connection; libuv's thread pool starts on the first file or DNS job).
+process.env = authdEnvironment(config, process.env);
 const notifier = systemdNotifier(log);
 const watchdogUsec = watchdogUsecOf(process.env, process.pid);
 delete process.env.WATCHDOG_USEC;

@@ -2,7 +2,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Config } from '../../lib/config/schema.ts';
 import type { Log } from '../../lib/log.ts';
-import { helperSocket, runDir, seamlessPaths } from '../../lib/seamless/paths.ts';
+
+export { authdEnvironment };
+import { helperSocket, runDir } from '../../lib/seamless/paths.ts';
+import { authdEnvironment } from './environment.ts';
 import { isAuthd, pidFilePath, runningAuthd } from './pid-file.ts';
 import { probeAuthd, type ProbeResult } from './probe.ts';
 
@@ -54,24 +57,6 @@ export const AUTHD_SCRIPT = import.meta.filename.endsWith('.js')
 const HEALTHY_MS = 60_000;
 /** After SIGKILL, how long to wait for the process to be gone before starting another on its sockets. */
 const KILL_WAIT_MS = 2000;
-
-/**
- * The environment authd runs in: the Kerberos acceptor reads these once (lib/seamless/kerberos-acceptor.ts).
- * GSS_MECH_CONFIG=/dev/null keeps a system-wide gss-ntlmssp out of the acceptor (lab §6.2) unless the caller's
- * own environment says otherwise (tests select gss-ntlmssp that way); UV_THREADPOOL_SIZE bounds the threads
- * that GSSAPI and the DB's file work run on.
- */
-export function authdEnvironment(config: Config, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const paths = seamlessPaths(config);
-  return {
-    ...env,
-    KRB5_KTNAME: `FILE:${paths.keytab}`,
-    KRB5_CONFIG: paths.krb5Conf,
-    KRB5RCACHEDIR: paths.rcacheDir,
-    GSS_MECH_CONFIG: env.GSS_MECH_CONFIG ?? '/dev/null',
-    UV_THREADPOOL_SIZE: env.UV_THREADPOOL_SIZE ?? '4',
-  };
-}
 
 /** The command line that runs authd: small young generation (the Squid-facing process must stay small). */
 export function authdArgs(script: string, configFile: string | undefined): string[] {

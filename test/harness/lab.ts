@@ -129,6 +129,8 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
     stops.push(() => new Promise((r) => origin.close(() => r())));
 
     const serve = start(DOORMAN, ['serve', '--config', configFile]);
+    // authd outlives serve (docs/services.md): stopped on its own, after serve (stops run last first).
+    stops.push(async () => void (await doorman(['authd', 'stop'], { allowFailure: true })));
     stops.push(() => serve.stop());
     await waitForPort('127.0.0.1', doormanPort, 10_000, serve.child).catch(failWith(serve));
     // Squid's helpers are shims relaying to authd, which serve starts: a shim that finds no socket answers
