@@ -56,6 +56,7 @@ else
 fi
 SERVE=$!
 wait_port "$API_PORT"
+wait_file "$D/state/proxy-key" "$D/serve.log"   # made by serve, a moment after it listens
 URL=http://127.0.0.1:$API_PORT/api/login/
 check=$(curl -s --max-time 5 -H "X-Doorman-Client: $(cat "$D/state/proxy-key") 10.255.255.254" --data-urlencode "api_key=$(cat "$D/api-key")" \
   --data-urlencode username=bench-check "$URL")

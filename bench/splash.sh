@@ -64,6 +64,7 @@ for run in $(seq 1 "$RUNS"); do
     "$ROOT/bin/doorman" serve --config "$D/$name/doorman.json" 2> "$D/$name/serve.log" &   # bin/doorman execs node: $! is the server
     SERVE=$!
     wait_port "$WEB_PORT"
+    wait_file "$D/$name/state/proxy-key" "$D/$name/serve.log"   # made by serve, a moment after it listens
     for k in $CONNS; do
       wait_quiet
       m=$(machine_json)

@@ -3,7 +3,8 @@
 # and ours land in the same results/*.jsonl and the same tables.
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROOT=$(dirname "$BENCH")
-KIT=${KIT:-/work/shared/anchors-bench}
+# The anchors kit sits beside the checkout (../shared/anchors-bench); KIT= names another place.
+KIT=${KIT:-$(cd "$ROOT/.." && pwd)/shared/anchors-bench}
 # The project's pinned Node 24 (runs .ts natively). A bare `node` (Node 20 on this machine) is only used by
 # the anchors' own drivers, exactly as they were measured.
 NODE=$ROOT/node_modules/node/bin/node
@@ -51,6 +52,12 @@ tables() {
 wait_socket() {
   for _ in $(seq 200); do [ -S "$1" ] && return 0; sleep 0.05; done
   echo "authd did not listen on $1:" >&2; cat "$2" >&2; exit 1
+}
+# wait_file PATH LOG: until `doorman serve` has made PATH (its proxy key: made once it has given up root and
+# opened the DB, a moment after its port answers), at most 10 s; else show LOG and stop.
+wait_file() {
+  for _ in $(seq 200); do [ -s "$1" ] && return 0; sleep 0.05; done
+  echo "$1 did not appear:" >&2; cat "$2" >&2; exit 1
 }
 # legacy_openssl_conf FILE: an OpenSSL configuration with the legacy provider on (MD4, which python3-ntlm-auth
 # needs through hashlib), for a client's OPENSSL_CONF alone.
