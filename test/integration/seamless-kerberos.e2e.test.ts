@@ -37,7 +37,7 @@ beforeAll(async () => {
   await kdc.kinit('alice', ccache);
 }, 90_000);
 afterAll(async () => {
-  // serve's SIGKILL ends the authd it started too (authd --exit-with-parent: its stdin from serve closes).
+  // The lab stops serve and then the authd it started (which outlives serve on purpose).
   await lab?.stop();
   await kdc?.stop();
   rmSync(stateParent, { recursive: true, force: true });
