@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import type { ConfigInput } from '../../lib/config/schema.ts';
 import { seamlessPaths } from '../../lib/seamless/paths.ts';
 import { applyDirectory } from './apply-directory.ts';
-import { start, type Started } from './processes.ts';
+import { start, type Started, waitForPort } from './processes.ts';
 import { run, type RunOptions, type RunResult } from './run.ts';
 import type { SambaAd } from './samba-ad.ts';
 
@@ -177,4 +177,32 @@ export function sampleCommandLines(file: string): { stop(): Promise<string> } {
       return readFileSync(file, 'utf8');
     },
   };
+}
+
+/** `doorman serve` and a Squid on the generated include, both on the proxy host of a member that has joined. */
+export interface SeamlessProxy {
+  serve: Started;
+  squid: Started;
+  /** Squid's directory: squid.conf, the include, logs/. */
+  squidDir: string;
+}
+
+/**
+ * Start serve (with authd, and ntlm_auth under it: it reaches the member's winbindd) on the web port the
+ * member's config listens on, then a Squid on `<member.address>:<squidPort>` from `doorman squid-conf
+ * --standalone`, checked with `squid -k parse` first.
+ */
+export async function startSeamlessProxy(
+  member: SeamlessMember,
+  ports: { doorman: number; squid: number },
+): Promise<SeamlessProxy> {
+  const serve = member.spawn(DOORMAN, ['serve', '--config', member.configFile]);
+  await waitForPort('127.0.0.1', ports.doorman, 15_000, serve.child);
+  const squidDir = join(member.dir, 'squid');
+  const args = ['squid-conf', '--standalone', squidDir, '--port', `${member.address}:${ports.squid}`];
+  const conf = (await member.doorman([...args, '--loopback-dns'])).stdout.trim();
+  await run('squid', ['-k', 'parse', '-f', conf]);
+  const squid = member.spawn('squid', ['-N', '-f', conf]);
+  await waitForPort(member.address, ports.squid, 15_000, squid.child);
+  return { serve, squid, squidDir };
 }

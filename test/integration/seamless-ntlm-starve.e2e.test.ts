@@ -2,13 +2,12 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helperSocket } from '../../lib/seamless/paths.ts';
-import { freePort, type Started, terminate, waitForPort } from '../harness/processes.ts';
-import { run } from '../harness/run.ts';
+import { freePort, type Started, terminate } from '../harness/processes.ts';
 import { startSambaAd, type SambaAd } from '../harness/samba-ad.ts';
-import { startSeamlessMember, type SeamlessMember } from '../harness/seamless-member.ts';
+import { startSeamlessMember, startSeamlessProxy, type SeamlessMember } from '../harness/seamless-member.ts';
 import { SHIM } from '../harness/shim.ts';
 
 /**
@@ -27,7 +26,6 @@ let doormanPort: number;
 let originPort: number;
 let squidDir: string;
 const PASSWORD = 'Passw0rd!';
-const DOORMAN = resolve(import.meta.dirname, '..', '..', 'bin', 'doorman');
 /** A real client's NTLMSSP NEGOTIATE (type 1), python3-ntlm-auth's (lab REPORT.md §6.4). */
 const TYPE_1 = 'TlRMTVNTUAABAAAAMrCI4gcABwAoAAAABwAHAC8AAAAGAbEdAAAAD0VYQU1QTEVDTElFTlQx';
 /** More silent clients than the 6 ntlm_auth processes the pool allowed before (2 more inside SPNEGO). */
@@ -49,22 +47,7 @@ beforeAll(async () => {
   });
   const enabled = await member.enable();
   if (enabled.code !== 0) throw new Error(`enable failed:\n${enabled.stdout}${enabled.stderr}`);
-  serve = member.spawn(DOORMAN, ['serve', '--config', member.configFile]);
-  await waitForPort('127.0.0.1', doormanPort, 15_000, serve.child);
-  squidDir = join(member.dir, 'squid');
-  const conf = (
-    await member.doorman([
-      'squid-conf',
-      '--standalone',
-      squidDir,
-      '--port',
-      `${member.address}:${squidPort}`,
-      '--loopback-dns',
-    ])
-  ).stdout.trim();
-  await run('squid', ['-k', 'parse', '-f', conf]);
-  squid = member.spawn('squid', ['-N', '-f', conf]);
-  await waitForPort(member.address, squidPort, 15_000, squid.child);
+  ({ serve, squid, squidDir } = await startSeamlessProxy(member, { doorman: doormanPort, squid: squidPort }));
 }, 180_000);
 
 afterAll(async () => {
