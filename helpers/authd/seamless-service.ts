@@ -13,7 +13,12 @@ import { MAX_SEAMLESS_CHILDREN } from '../../lib/config/schema.ts';
 import { SeamlessSettingsStore, type SeamlessState } from '../../lib/store/seamless-settings-store.ts';
 import { Reopening } from '../reopening.ts';
 import { createNtlmPool, type NtlmPool } from './ntlm-pool.ts';
-import { serveStatefulConnection, type StatefulCounts, type Timers } from './stateful-service.ts';
+import {
+  globalTimers,
+  serveStatefulConnection,
+  type StatefulCounts,
+  type Timers,
+} from './stateful-service.ts';
 
 /**
  * authd's Negotiate and NTLM connections (one Squid child each, one Handshake each: stateful-service.ts),
@@ -84,11 +89,6 @@ export const LEASE_MAX_MS = 5000;
 const FLUSH_EVERY_MS = 60_000;
 /** Addresses counted between two writes; beyond, handshakes count under '-' (a bounded Map under a flood). */
 const MAX_TALLIED_ADDRESSES = 1024;
-
-const globalTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 export function createSeamlessService(options: SeamlessServiceOptions): SeamlessService {
   const { log } = options;

@@ -51,7 +51,8 @@ export interface StatefulCounts {
   timers: number;
 }
 
-const globalTimers: Timers = {
+/** The process's timers, unref'd: a pending deadline or flush never keeps authd alive. */
+export const globalTimers: Timers = {
   setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
