@@ -72,6 +72,8 @@ export const names = {
   authenticated: 'doorman_authenticated',
   allowedGroup: 'doorman_allowed_group',
   site: 'doorman_site',
+  sitePort: 'doorman_site_port',
+  siteUrl: 'doorman_site_url',
   connect: 'doorman_connect',
   tlsPorts: 'doorman_tls_ports',
   safePorts: 'doorman_safe_ports',
@@ -141,8 +143,11 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     `acl ${names.identified} external ${names.helper}`,
     '',
     '# Doorman itself, matched on the URL as written (no DNS lookup before every request, as a dst or',
-    '# dstdomain acl would need).',
-    `acl ${names.site} url_regex -i ${siteRegex(base)}`,
+    '# dstdomain acl would need). Its port first: the pattern, checked three times a request, then runs only',
+    "# for requests to Doorman's port (a regex on every URL cost Squid about 1 % of its CPU per request).",
+    `acl ${names.sitePort} port ${sitePort(base)}`,
+    `acl ${names.siteUrl} url_regex -i ${siteRegex(base)}`,
+    `acl ${names.site} all-of ${names.sitePort} ${names.siteUrl}`,
     ...(options.seamless ? seamlessDefinitions(config, shim) : []),
     ...(options.directory ? basicDefinitions(config, shim) : []),
     ...(authenticate ? [`acl ${names.authenticated} proxy_auth REQUIRED`] : []),
@@ -325,6 +330,11 @@ function httpsDefinitions(https: HttpsInterceptOptions): string[] {
   ];
 }
 
+/** Doorman's port: every URL siteRegex matches names it (Squid leaves a scheme's own port out of the URL). */
+function sitePort(base: URL): string {
+  return base.port || (base.protocol === 'https:' ? '443' : '80');
+}
+
 /**
  * Requests for Doorman's own base URL: `http://host[:port]/…` as Squid writes a URL (the port only when it is
  * not the scheme's), or `host:port`, the URL of a CONNECT to it, which the access rules refuse.
@@ -332,7 +342,7 @@ function httpsDefinitions(https: HttpsInterceptOptions): string[] {
 function siteRegex(base: URL): string {
   const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   // hostname keeps IPv6 brackets, as Squid writes them; base.port is '' for the scheme's own port
-  const hostPort = `${base.hostname}:${base.port || (base.protocol === 'https:' ? '443' : '80')}`;
+  const hostPort = `${base.hostname}:${sitePort(base)}`;
   const url = `${base.protocol}//${base.port === '' ? base.hostname : hostPort}/`;
   return `^(${escape(url)}|${escape(hostPort)}$)`;
 }

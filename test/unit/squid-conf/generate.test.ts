@@ -35,7 +35,9 @@ describe('generateInclude', () => {
     expect(lines).toEqual(
       expect.arrayContaining([
         'acl doorman_identified external doorman_session',
-        'acl doorman_site url_regex -i ^(http://127\\.0\\.0\\.1:8180/|127\\.0\\.0\\.1:8180$)',
+        'acl doorman_site_port port 8180',
+        'acl doorman_site_url url_regex -i ^(http://127\\.0\\.0\\.1:8180/|127\\.0\\.0\\.1:8180$)',
+        'acl doorman_site all-of doorman_site_port doorman_site_url',
         'acl doorman_connect method CONNECT',
         'acl doorman_tls_ports port 443',
         'acl doorman_safe_ports port 80 21 443 70 210 1025-65535 280 488 591 777',
@@ -68,19 +70,35 @@ describe('generateInclude', () => {
   });
 
   it('matches Doorman’s own URLs by regex (host name, https with CONNECT, bracketed IPv6), no DNS', () => {
-    const siteAcl = (baseUrl: string) =>
-      directives(generateInclude(parseConfig({ baseUrl }, 't'), runtime)).find((l) =>
-        l.startsWith('acl doorman_site '),
+    const siteAcls = (baseUrl: string) =>
+      directives(generateInclude(parseConfig({ baseUrl }, 't'), runtime)).filter((l) =>
+        l.startsWith('acl doorman_site'),
       );
-    expect(siteAcl('https://doorman.example.lan/x/')).toBe(
-      String.raw`acl doorman_site url_regex -i ^(https://doorman\.example\.lan/|doorman\.example\.lan:443$)`,
-    );
-    expect(siteAcl('http://[::1]:81/')).toBe(
-      String.raw`acl doorman_site url_regex -i ^(http://\[::1\]:81/|\[::1\]:81$)`,
-    );
-    expect(siteAcl('http://doorman.lan/')).toBe(
-      String.raw`acl doorman_site url_regex -i ^(http://doorman\.lan/|doorman\.lan:80$)`,
-    );
+    expect(siteAcls('https://doorman.example.lan/x/')).toEqual([
+      'acl doorman_site_port port 443',
+      String.raw`acl doorman_site_url url_regex -i ^(https://doorman\.example\.lan/|doorman\.example\.lan:443$)`,
+      'acl doorman_site all-of doorman_site_port doorman_site_url',
+    ]);
+    expect(siteAcls('http://[::1]:81/')).toEqual([
+      'acl doorman_site_port port 81',
+      String.raw`acl doorman_site_url url_regex -i ^(http://\[::1\]:81/|\[::1\]:81$)`,
+      'acl doorman_site all-of doorman_site_port doorman_site_url',
+    ]);
+    expect(siteAcls('http://doorman.lan/')).toEqual([
+      'acl doorman_site_port port 80',
+      String.raw`acl doorman_site_url url_regex -i ^(http://doorman\.lan/|doorman\.lan:80$)`,
+      'acl doorman_site all-of doorman_site_port doorman_site_url',
+    ]);
+  });
+
+  it('checks the port before the pattern, so the regex runs only for requests to Doorman’s port', () => {
+    // Squid evaluates all-of's ACLs in order and stops at the first mismatch; the port is implied by every URL
+    // the pattern matches (Squid writes a scheme's own port nowhere, and :port otherwise), so the answer is the
+    // pattern's alone, at the cost of a port comparison for every other request.
+    const lines = directives(generateInclude(parseConfig({}, 't'), runtime));
+    const site = lines.find((l) => l.startsWith('acl doorman_site '));
+    expect(site?.split(' ').slice(2)).toEqual(['all-of', 'doorman_site_port', 'doorman_site_url']);
+    expect(lines.indexOf('acl doorman_site_port port 8180')).toBeLessThan(lines.indexOf(site ?? ''));
   });
 
   it('defines the doorman log format with the user, and an access_log only when asked', () => {
