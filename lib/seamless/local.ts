@@ -1,5 +1,5 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import { testSettings } from '../directory/directory.ts';
@@ -32,9 +32,14 @@ export interface LocalSeamlessOptions {
   run?: CommandRunner;
 }
 
-/** The doorman CLI entry beside this file (cli/main.ts, or cli/main.js in dist/). */
-const cliEntry = () =>
-  resolve(import.meta.dirname, '..', '..', 'cli', `main${extname(import.meta.filename)}`);
+/**
+ * The doorman CLI, run from source as bin/doorman runs it (cli/main.ts): dist/ holds no cli/, and serve's root
+ * child runs this file from dist/lib/seamless/.
+ */
+const cliEntry = () => {
+  const root = resolve(import.meta.dirname, '..', '..');
+  return resolve(basename(root) === 'dist' ? dirname(root) : root, 'cli', 'main.ts');
+};
 
 /**
  * `doorman squid-conf` in a child (so whatever the include holds is decided there, in one place), its output

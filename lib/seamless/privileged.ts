@@ -1,10 +1,11 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import type { SeamlessControl, SeamlessStatus, SeamlessStep } from './control.ts';
 import type { DoctorReport } from './doctor/report.ts';
-import { adminArgument } from './join.ts';
-import { openLocalSeamless, type SquidTarget } from './local.ts';
-import { parseSeamlessSettings, type SeamlessSettings } from './settings.ts';
+import type { openLocalSeamless, SquidTarget } from './local.ts';
+import type { SeamlessSettings } from './settings.ts';
 
 /**
  * Privilege separation for the admin screen: `doorman serve` forks this module as a child **before** it gives up
@@ -18,6 +19,11 @@ import { parseSeamlessSettings, type SeamlessSettings } from './settings.ts';
  *
  * One process boundary, one file (style.md item 11): the parent's proxy and the child's loop are both here; the
  * child runs when this file is the entry point (`import.meta.main`).
+ *
+ * The child waits, idle, for as long as serve runs, so it costs what it loads at start: it runs this file compiled
+ * to plain JavaScript (dist/, `npm run build`: no TypeScript stripper) and loads the join's machinery (the
+ * stores, SQLite, the directory client, the dialogue's zod rules) on its first operation, not before. Idle, it is
+ * Node and this file (bench/idle-memory.sh: ~105 MB before, the .ts with everything loaded at start).
  */
 
 type Operation =
@@ -48,8 +54,9 @@ export function startPrivilegedSeamless(
   options: PrivilegedOptions & { log?: (line: string) => void } = {},
 ): PrivilegedSeamless {
   const { log = () => {}, ...childOptions } = options;
-  const child: ChildProcess = fork(import.meta.filename, [], {
-    execArgv: process.execArgv,
+  const entry = childEntry();
+  const child: ChildProcess = fork(entry.file, [], {
+    execArgv: entry.execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // Not in serve's process group: a Ctrl-C meant for serve reaches the child through serve's close().
     detached: false,
@@ -123,33 +130,27 @@ export function startPrivilegedSeamless(
 }
 
 /**
- * The child trusts nothing the parent (the service user's process, which faces the network) says beyond the
- * dialogue's meaning: the settings are written back into the dialogue's fields and checked again here, as root,
- * with the same rules, and only what that check returns is used. A parent that sent a domain or a user name the
- * dialogue would refuse (a line break for smb.conf, an option for net) gets the problems, and nothing runs.
+ * This file compiled (dist/lib/seamless/privileged.js beside the source tree), run without the parent's flags;
+ * this file itself, with them, when it is the compiled one or there is no build.
  */
-export function recheckSettings(settings: SeamlessSettings, password: Buffer): SeamlessSettings {
-  const checked = parseSeamlessSettings({
-    serverVersion: settings.serverVersion,
-    domain: settings.domain,
-    netbiosDomain: settings.netbiosDomain,
-    adminUser: adminArgument(settings.adminUser),
-    // Only checked for its form here; the parent's Buffer is the one used (and zeroed).
-    adminPassword: password.length === 0 ? '' : 'x',
-  });
-  if (!checked.ok) {
-    throw new Error(
-      `refused settings: ${checked.problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`,
-    );
-  }
-  checked.password.fill(0);
-  if (checked.settings.realm !== settings.realm) {
-    throw new Error(
-      `refused settings: realm: ${JSON.stringify(settings.realm)} is not the domain upper-cased`,
-    );
-  }
-  return checked.settings;
+function childEntry(): { file: string; execArgv: string[] } {
+  const self = import.meta.filename;
+  if (!self.endsWith('.ts')) return { file: self, execArgv: process.execArgv };
+  const built = resolve(import.meta.dirname, '..', '..', 'dist', 'lib', 'seamless', 'privileged.js');
+  return existsSync(built) ? { file: built, execArgv: [] } : { file: self, execArgv: process.execArgv };
 }
+
+/** What the child loads on its first operation (a static import would load it at start, idle or not). */
+interface ChildMachinery {
+  openLocalSeamless: typeof openLocalSeamless;
+  recheckSettings: (settings: SeamlessSettings, password: Buffer) => SeamlessSettings;
+}
+let machinery: Promise<ChildMachinery> | undefined;
+const loadMachinery = (): Promise<ChildMachinery> =>
+  (machinery ??= Promise.all([import('./local.ts'), import('./recheck.ts')]).then(([local, recheck]) => ({
+    openLocalSeamless: local.openLocalSeamless,
+    recheckSettings: recheck.recheckSettings,
+  })));
 
 /** The child: one operation at a time, each on a freshly opened store (the DB may come and go). */
 function runChild(): void {
@@ -165,6 +166,7 @@ function runChild(): void {
     let adminSecret: Buffer | undefined;
     let local: ReturnType<typeof openLocalSeamless> | undefined;
     try {
+      const { openLocalSeamless, recheckSettings } = await loadMachinery();
       local = openLocalSeamless(config, options);
       const onStep = (step: SeamlessStep) => send({ id: request.id, step });
       let result: unknown;
