@@ -45,24 +45,11 @@ AUTHD=$!
 trap 'stop_pid "$AUTHD" || true' EXIT
 wait_socket "$D/state/run/ntlm.sock" "$D/authd.log"
 
-python3 - "$ROOT/dist/bin/doorman-shim" "$D/state/run" "$AUTHD" <<'EOF'
+PYTHONPATH=$BENCH/lib python3 - "$ROOT/dist/bin/doorman-shim" "$D/state/run" "$AUTHD" <<'EOF'
 import os, statistics, subprocess, sys, time
+from procmem import children, mem
 shim, run, authd = sys.argv[1], sys.argv[2], int(sys.argv[3])
 NTLM_NEGOTIATE = 'TlRMTVNTUAABAAAABoIIAAAAAAAAAAAAAAAAAAAAAAA='
-
-def mem(pid):
-    rss = pss = 0
-    with open(f'/proc/{pid}/status') as f:
-        for line in f:
-            if line.startswith('VmRSS:'): rss = int(line.split()[1])
-    with open(f'/proc/{pid}/smaps_rollup') as f:
-        for line in f:
-            if line.startswith('Pss:'): pss = int(line.split()[1])
-    return rss, pss
-
-def children(pid):
-    out = subprocess.run(['pgrep', '-P', str(pid)], capture_output=True, text=True).stdout.split()
-    return [int(p) for p in out]
 
 def row(name, pids):
     rs = [mem(p) for p in pids]
