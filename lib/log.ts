@@ -1,3 +1,4 @@
+import { closeSync, constants, fstatSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
 /**
  * One-line logs on stderr. For a helper, stderr is cache.log and stdout is Squid's; for the web app and CLI,
  * stderr is where operators look. Callers never pass secrets (passwords, keys, tickets) in.
@@ -16,9 +17,54 @@ export function oneLine(text: string): string {
     .join(' | ');
 }
 
+/** The line as every Doorman log writes it: time, program[pid], the text on one line. */
+const logLine = (program: string, line: string) =>
+  `${new Date().toISOString()} ${program}[${process.pid}]: ${oneLine(line)}\n`;
+
+/**
+ * The same lines appended to an open file (a daemon's own log, once it has no stderr of its own): one write
+ * each; a write that fails (disk full) is dropped, never thrown at the caller.
+ */
+export function fileLog(program: string, fd: number): Log {
+  return (line) => {
+    try {
+      writeSync(fd, logLine(program, line));
+    } catch {
+      // The log is not worth the process Squid depends on.
+    }
+  };
+}
+
+/** A daemon's own log file is renamed to `<file>.1` (one generation kept) once it is past this size at start. */
+export const MAX_DAEMON_LOG_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Open a daemon's own log for appending, as the user who writes it (never root in the service user's directory):
+ * past MAX_DAEMON_LOG_BYTES it is first renamed to `<file>.1`; a link, a file with a second name or another
+ * user's file is refused. Returns the descriptor.
+ */
+export function openDaemonLog(path: string): number {
+  try {
+    if (statSync(path).size > MAX_DAEMON_LOG_BYTES) renameSync(path, `${path}.1`);
+  } catch {
+    // none yet
+  }
+  const fd = openSync(
+    path,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    0o600,
+  );
+  const stats = fstatSync(fd);
+  if (!stats.isFile() || stats.nlink !== 1 || stats.uid !== process.getuid?.()) {
+    closeSync(fd);
+    throw new Error(`${path}: not a regular file of this user's with one name; not logging there`);
+  }
+  return fd;
+}
+
 export function stderrLog(program: string): Log {
   return (line) => {
-    process.stderr.write(`${new Date().toISOString()} ${program}[${process.pid}]: ${oneLine(line)}\n`);
+    process.stderr.write(logLine(program, line));
   };
 }
 

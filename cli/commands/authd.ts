@@ -1,11 +1,16 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { DoormanError } from '../../lib/errors.ts';
 import { helperSocket, runDir } from '../../lib/seamless/paths.ts';
 import { pidFilePath, runningAuthd } from '../../helpers/authd/pid-file.ts';
 import { probeAuthd, type ProbeResult } from '../../helpers/authd/probe.ts';
-import { AUTHD_SCRIPT, authdArgs, authdEnvironment } from '../../helpers/authd/supervisor.ts';
+import {
+  AUTHD_SCRIPT,
+  authdArgs,
+  authdEnvironment,
+  authdLogPath,
+  spawnDetachedAuthd,
+} from '../../helpers/authd/supervisor.ts';
 import {
   actionOf,
   type Command,
@@ -122,20 +127,21 @@ export const authdCommand: Command = {
         }
         if (!existsSync(AUTHD_SCRIPT))
           throw new DoormanError('NOT_FOUND', `${AUTHD_SCRIPT} is missing: run npm run build`);
-        const child = spawn(process.execPath, authdArgs(AUTHD_SCRIPT, configFile), {
-          env: authdEnvironment(loaded.config),
-          stdio: ['ignore', 'ignore', 'inherit'],
-          detached: true,
-        });
+        const { child, release } = spawnDetachedAuthd(
+          AUTHD_SCRIPT,
+          configFile,
+          loaded.config.stateDir,
+          authdEnvironment(loaded.config),
+        );
         const exited = new Promise<string>((resolve) =>
           child.once('exit', (code, signal) => resolve(signal ?? `code ${code}`)),
         );
         const result = await Promise.race([untilAnswered(answered, START_MS), exited]);
         if (typeof result === 'string')
           throw new DoormanError('NOT_FOUND', `authd exited (${result}); see above`);
-        child.unref();
+        release();
         if (!result.ok) throw new DoormanError('TIMEOUT', `authd did not answer within ${START_MS / 1000} s`);
-        out(`authd started (pid ${child.pid})`);
+        out(`authd started (pid ${child.pid}); its log: ${authdLogPath(loaded.config.stateDir)}`);
         return EXIT.ok;
       }
       case 'stop': {

@@ -30,7 +30,7 @@ import { PassThrough } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { dbPath, loadConfig } from '../../lib/config/load.ts';
 import { runHelper } from '../../lib/helper-protocol/run.ts';
-import { stderrLog } from '../../lib/log.ts';
+import { fileLog, type Log, openDaemonLog, stderrLog } from '../../lib/log.ts';
 import {
   HELPER_KINDS,
   helperSocket,
@@ -59,7 +59,9 @@ const CHECK_FILES_MS = 2000;
 /** Until the first lookup is answered, it is asked again this often. */
 const READY_RETRY_MS = 200;
 
-const log = stderrLog('doorman-authd');
+// stderr until --log-file is open (after root is given up): what stops the start goes to whoever started authd.
+let sink: Log = stderrLog('doorman-authd');
+const log: Log = (line) => sink(line);
 // stderr is serve's pipe or a log file; a reader gone (EPIPE) must not kill the process Squid depends on.
 process.stderr.on('error', () => {});
 // One line for what stops the start (a bad config, a live authd on the sockets), not a stack trace.
@@ -68,7 +70,7 @@ process.on('uncaughtException', (error) => {
   process.exit(1);
 });
 const { values } = parseArgs({
-  options: { config: { type: 'string' }, 'ready-fd': { type: 'string' } },
+  options: { config: { type: 'string' }, 'ready-fd': { type: 'string' }, 'log-file': { type: 'string' } },
 });
 const readyFd = values['ready-fd'] === undefined ? undefined : Number(values['ready-fd']);
 if (readyFd !== undefined && !(Number.isInteger(readyFd) && readyFd >= 3))
@@ -88,6 +90,10 @@ delete process.env.WATCHDOG_PID;
 
 // Root gives up root before anything is opened (as serve does); systemd's User= has done it already.
 dropPrivileges(config);
+// Started by serve or `doorman authd start` (not by systemd, whose journal takes stderr): a log of its own, so
+// that it holds nothing of its starter's (a pipe held open would keep the starter's reader waiting for ever).
+const logFile = values['log-file'];
+if (logFile !== undefined) sink = fileLog('doorman-authd', openDaemonLog(logFile));
 const inherited = inheritedFds(process.env, process.pid);
 // Not passed on: a child (ntlm_auth, a successor) must not take these descriptors for its own.
 delete process.env.LISTEN_FDS;
@@ -129,7 +135,17 @@ const directoryHandler =
 let seamless: Promise<SeamlessService> | undefined;
 const seamlessService = () =>
   (seamless ??= import('./seamless-service.ts').then((m) =>
-    m.createSeamlessService({ stateDir, sambaDir: config.sambaDir, dbPath: dbPath(config), log }),
+    m.createSeamlessService({
+      stateDir,
+      sambaDir: config.sambaDir,
+      dbPath: dbPath(config),
+      log,
+      // The ntlm_auth pool is sized to what Squid's children can ask for at once.
+      children: {
+        negotiate: config.squid.seamless.negotiateChildren,
+        ntlm: config.squid.seamless.ntlmChildren,
+      },
+    }),
   ));
 
 const handlers: Record<HelperKind, ConnectionHandler> = {
@@ -255,7 +271,10 @@ async function handOver(): Promise<number | undefined> {
     execPath: process.execPath,
     execArgv: process.execArgv,
     script: process.argv[1] ?? '',
-    args: values.config === undefined ? [] : ['--config', values.config],
+    args: [
+      ...(values.config === undefined ? [] : ['--config', values.config]),
+      ...(logFile === undefined ? [] : ['--log-file', logFile]),
+    ],
     env: process.env,
     sockets: byKind,
     readyTimeoutMs: SUCCESSOR_READY_MS,

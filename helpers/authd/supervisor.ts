@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { Config } from '../../lib/config/schema.ts';
 import type { Log } from '../../lib/log.ts';
@@ -58,9 +58,46 @@ const HEALTHY_MS = 60_000;
 /** After SIGKILL, how long to wait for the process to be gone before starting another on its sockets. */
 const KILL_WAIT_MS = 2000;
 
-/** The command line that runs authd: small young generation (the Squid-facing process must stay small). */
-export function authdArgs(script: string, configFile: string | undefined): string[] {
-  return ['--max-semi-space-size=2', script, ...(configFile === undefined ? [] : ['--config', configFile])];
+/** Where authd started by serve or `doorman authd start` logs: `<stateDir>/authd.log` (systemd's: the journal). */
+export const authdLogPath = (stateDir: string): string => join(stateDir, 'authd.log');
+
+/**
+ * The command line that runs authd: small young generation (the Squid-facing process must stay small); a log
+ * file of its own when it is detached, since it outlives whoever started it.
+ */
+export function authdArgs(script: string, configFile: string | undefined, logFile?: string): string[] {
+  return [
+    '--max-semi-space-size=2',
+    script,
+    ...(configFile === undefined ? [] : ['--config', configFile]),
+    ...(logFile === undefined ? [] : ['--log-file', logFile]),
+  ];
+}
+
+/**
+ * authd detached, its stderr a pipe to us until it answers (what stops its start is shown where it was started),
+ * then let go: authd holds nothing of its starter's, so a reader of the starter's output is not kept waiting.
+ */
+export function spawnDetachedAuthd(
+  script: string,
+  configFile: string | undefined,
+  stateDir: string,
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; release(): void } {
+  const child = spawn(process.execPath, authdArgs(script, configFile, authdLogPath(stateDir)), {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
+  child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  child.stderr?.on('error', () => {});
+  child.unref();
+  return {
+    child,
+    release: () => {
+      child.stderr?.destroy();
+    },
+  };
 }
 
 export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor {
@@ -84,24 +121,23 @@ export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor
   let notBefore = 0;
   let healthy = true;
   let resolveAnswering: (pid: number | undefined) => void = () => {};
+  let releaseStarted: () => void = () => {};
   const answering = new Promise<number | undefined>((resolve) => (resolveAnswering = resolve));
 
   const startOne = (): void => {
     // detached: a session and process group of its own, so nothing aimed at serve's group reaches it.
-    const child = spawn(process.execPath, authdArgs(script, options.configFile), {
-      env,
-      stdio: ['ignore', 'ignore', 'inherit'],
-      detached: true,
-    });
+    const { child, release } = spawnDetachedAuthd(script, options.configFile, config.stateDir, env);
+    releaseStarted = release;
     child.once('error', (error) => log(`authd: cannot start: ${error.message}`));
     // Only to log how it ended while serve is here to see it; the checks decide what to do.
     child.once('exit', (code, signal) => {
       if (!stopping) log(`authd (pid ${child.pid}) exited (${signal ?? `code ${code}`})`);
     });
-    child.unref();
     if (child.pid === undefined) return;
     started = { pid: child.pid, at: Date.now(), answered: false };
-    log(`authd started (pid ${child.pid}), in a session of its own`);
+    log(
+      `authd started (pid ${child.pid}), in a session of its own; its log: ${authdLogPath(config.stateDir)}`,
+    );
   };
 
   const check = async (): Promise<void> => {
@@ -114,7 +150,10 @@ export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor
         log(`authd answering (pid ${pid ?? 'unknown'}, ${Math.round(result.ms)} ms)`);
       inUse = pid;
       healthy = true;
-      if (started !== undefined && started.pid === pid) started.answered = true;
+      if (started !== undefined && started.pid === pid) {
+        started.answered = true;
+        releaseStarted();
+      }
       if (started !== undefined && now - started.at >= HEALTHY_MS) delay = backoff.first;
       resolveAnswering(pid);
       return;
@@ -163,6 +202,7 @@ export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor
     pid: () => inUse ?? started?.pid,
     stop() {
       stopping = true;
+      releaseStarted();
       if (timer !== undefined) clearTimeout(timer);
       return Promise.resolve();
     },

@@ -1,11 +1,11 @@
-import { chmodSync, readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../lib/config/load.ts';
 import type { Config } from '../../../../lib/config/schema.ts';
 import { runDir, seamlessPaths } from '../../../../lib/seamless/paths.ts';
 import { pidFilePath, runningAuthd } from '../../../../helpers/authd/pid-file.ts';
-import { superviseAuthd, type AuthdSupervisor } from '../../../../helpers/authd/supervisor.ts';
+import { authdLogPath, superviseAuthd, type AuthdSupervisor } from '../../../../helpers/authd/supervisor.ts';
 import { useTempDir } from '../../../support/temp-dir.ts';
 
 /**
@@ -77,7 +77,13 @@ describe('superviseAuthd', { timeout: 20_000 }, () => {
     await s.stop();
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(runningAuthd(pidFile())).toBe(pid);
-    expect(lines).toContain(`authd started (pid ${pid}), in a session of its own`);
+    expect(lines).toContain(
+      `authd started (pid ${pid}), in a session of its own; its log: ${authdLogPath(config.stateDir)}`,
+    );
+    // It logs to a file of its own and holds nothing of its starter's output: a reader of serve's stderr sees
+    // it end when serve ends.
+    expect(readFileSync(authdLogPath(config.stateDir), 'utf8')).toMatch(/doorman-authd\[\d+\]: /);
+    expect(readlinkSync(`/proc/${pid}/fd/2`)).not.toBe(readlinkSync('/proc/self/fd/2'));
   });
 
   it('uses the authd that answers instead of starting a second', async () => {
