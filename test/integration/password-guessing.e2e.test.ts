@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authdLogPath } from '../../helpers/authd/supervisor.ts';
 import { applyDirectory } from '../harness/apply-directory.ts';
 import { curlViaProxy } from '../harness/curl.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
@@ -70,6 +73,7 @@ describe('password guessing through Squid', () => {
     expect(lab.cacheLog().join('\n')).toMatch(/doorman: basic: RATE_LIMITED account="alice"/);
     expect(lab.cacheLog().join('\n')).not.toContain(USER_PASSWORD);
     expect(lab.serveLog().join('\n')).not.toContain(USER_PASSWORD);
+    expect(readFileSync(authdLogPath(join(lab.dir, 'state')), 'utf8')).not.toContain(USER_PASSWORD);
     // ... and alice at her own address is not.
     expect((await get(`alice:${USER_PASSWORD}`, '127.0.0.2')).status).toBe(200);
   }, 120_000);
