@@ -162,7 +162,8 @@ for run in $(seq 1 "$RUNS"); do
       --connections "$CONNS" --src-base "$first" --duration "$DURATION")
     record "$OUT" "$m" "$res" "{\"label\":\"$label\",\"helper_requests\":$(( $(helper_sent) - h0 )),\"loadgen\":\"node c=$CONNS ${DURATION}s\",\"checks\":\"$check $vcheck\",\"squid_rss_kb\":$(ps -o rss= -p "$SQUID" | tr -d ' ')}" > /dev/null
     tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("    run %s %-3s %8.0f req/s  p50 %6.0f us  p99 %6.0f us  statuses %s errors %s  helper requests %d" % (sys.argv[1], sys.argv[2], r["per_sec"], r["lat_us"]["p50"], r["lat_us"]["p99"], r["statuses"], r["errors"], r["helper_requests"]))' "$run" "$v"
-    [ "$v" = d ] && echo "      helper processes: $(pgrep -u proxy -f "$ROOT/dist/helpers/session-acl.js" | wc -l), RSS kB: $(pgrep -u proxy -f "$ROOT/dist/helpers/session-acl.js" | xargs -r ps -o rss= -p | tr '\n' ' ')"
+    shims=$(pgrep -u proxy -f "doorman-shim --concurrent $D/own/state/run/session.sock" || true)
+    [ "$v" = d ] && echo "      shims: $(echo "$shims" | grep -c . || true), RSS kB: $(echo "$shims" | xargs -r ps -o rss= -p | tr '\n' ' '); authd RSS kB: $(ps -o rss= -p "$AUTHD" | tr -d ' ')"
     stop_pid "$SQUID"; SQUID=
   done
 done
