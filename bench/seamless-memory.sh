@@ -17,7 +17,7 @@ set -euo pipefail
 "$ROOT/scripts/build-native.sh"
 export NEGOTIATE=${NEGOTIATE:-20} NTLM=${NTLM:-20} SESSION=${SESSION:-2} BASIC=${BASIC:-5} GROUP=${GROUP:-2}
 D=$SCRATCH/seamless-memory
-rm -rf "$D"; mkdir -p "$D/state/samba"
+rm -rf "$D"; mkdir -p "$D/state" "$D/state-samba"
 echo "{ \"stateDir\": \"$D/state\" }" > "$D/doorman.json"
 echo "session DB: $("$NODE" "$BENCH/lib/make-sessions.ts" --db "$D/state/doorman.db" --count 1000)"
 # Joined, as far as authd can tell: the state Enable saves, and the smb.conf it writes.
@@ -32,13 +32,13 @@ echo "session DB: $("$NODE" "$BENCH/lib/make-sessions.ts" --db "$D/state/doorman
     realm: 'EXAMPLE.TEST', netbios: 'EXAMPLE', adminUser: 'Administrator', proxyFqdn: 'proxy.example.test',
     machineName: 'PROXY', joinedAt: Date.now() });
   db.close();
-  writeFileSync('$D/state/samba/smb.conf', memberSmbConf({ serverVersion: '2012', netbiosDomain: 'EXAMPLE',
-    realm: 'EXAMPLE.TEST', proxyHostName: 'proxy.example.test', stateDir: '$D/state' }));
+  writeFileSync('$D/state-samba/smb.conf', memberSmbConf({ serverVersion: '2012', netbiosDomain: 'EXAMPLE',
+    realm: 'EXAMPLE.TEST', proxyHostName: 'proxy.example.test', sambaDir: '$D/state-samba' }));
 ")
-mkdir -p "$D/state/samba/"{private,lock,state,cache,run,log}
+mkdir -p "$D/state-samba/"{private,lock,state,cache,run,log}
 
 # authd as serve starts it (helpers/authd/supervisor.ts): the flags and environment it gets there.
-KRB5_KTNAME=FILE:$D/state/samba/http.keytab KRB5_CONFIG=$D/state/samba/krb5.conf KRB5RCACHEDIR=$D/state/rcache \
+KRB5_KTNAME=FILE:$D/state-samba/http.keytab KRB5_CONFIG=$D/state-samba/krb5.conf KRB5RCACHEDIR=$D/state/rcache \
   GSS_MECH_CONFIG=/dev/null UV_THREADPOOL_SIZE=4 \
   "$NODE" --max-semi-space-size=2 "$ROOT/dist/helpers/authd/main.js" --config "$D/doorman.json" 2> "$D/authd.log" &
 AUTHD=$!
