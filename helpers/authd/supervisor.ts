@@ -55,6 +55,11 @@ export const AUTHD_SCRIPT = import.meta.filename.endsWith('.js')
   : join(import.meta.dirname, '..', '..', 'dist', 'helpers', 'authd', 'main.js');
 /** A run this long resets the backoff: it died of something new, not of its start-up. */
 const HEALTHY_MS = 60_000;
+/**
+ * An authd alive but not accepting (its socket gone or refusing: stopping after SIGTERM, answering what it owes
+ * for at most 5 s, or handing its sockets over) is left alone this long before it counts as stuck.
+ */
+const NOT_ACCEPTING_MS = 10_000;
 /** After SIGKILL, how long to wait for the process to be gone before starting another on its sockets. */
 const KILL_WAIT_MS = 2000;
 
@@ -122,6 +127,7 @@ export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor
   let healthy = true;
   let resolveAnswering: (pid: number | undefined) => void = () => {};
   let releaseStarted: () => void = () => {};
+  let notAcceptingSince: number | undefined;
   const answering = new Promise<number | undefined>((resolve) => (resolveAnswering = resolve));
 
   const startOne = (): void => {
@@ -150,6 +156,7 @@ export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor
         log(`authd answering (pid ${pid ?? 'unknown'}, ${Math.round(result.ms)} ms)`);
       inUse = pid;
       healthy = true;
+      notAcceptingSince = undefined;
       if (started !== undefined && started.pid === pid) {
         started.answered = true;
         releaseStarted();
@@ -166,8 +173,19 @@ export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor
     if (pid !== undefined && young) return; // still starting
     if (healthy) log(`authd not answering: ${result.detail}`);
     healthy = false;
+    // Stuck is a connection accepted and left unanswered; one refused (or no socket) by a live authd is one
+    // stopping or handing over: it ends by itself, and is replaced only if it stays so.
+    if (pid !== undefined && result.reason !== 'timeout') {
+      notAcceptingSince ??= now;
+      if (now - notAcceptingSince < NOT_ACCEPTING_MS) return;
+    }
     if (pid !== undefined) {
-      log(`authd (pid ${pid}) is alive but did not answer within ${deadlineMs} ms: SIGKILL, and another`);
+      log(
+        result.reason === 'timeout'
+          ? `authd (pid ${pid}) is alive but did not answer within ${deadlineMs} ms: SIGKILL, and another`
+          : `authd (pid ${pid}) is alive but has not accepted for ${NOT_ACCEPTING_MS / 1000} s: SIGKILL, and another`,
+      );
+      notAcceptingSince = undefined;
       try {
         process.kill(pid, 'SIGKILL');
       } catch {

@@ -1,4 +1,5 @@
 import { chmodSync, readFileSync, readlinkSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../lib/config/load.ts';
@@ -105,6 +106,24 @@ describe('superviseAuthd', { timeout: 20_000 }, () => {
     const second = await nextAuthd(first);
     pids.add(second);
     expect(lines.some((l) => /^authd not answering: .*session\.sock: ECONNREFUSED/.test(l))).toBe(true);
+  });
+
+  it('leaves an authd that is stopping (SIGTERM, answering what it owes) to end by itself, then starts another', async () => {
+    const lines: string[] = [];
+    const s = supervise(lines, { deadlineMs: 500 });
+    const first = (await s.answering()) as number;
+    pids.add(first);
+    // A client that asks and never reads keeps authd answering for its grace (5 s) after SIGTERM.
+    const held = connect(join(config.stateDir, 'run', 'session.sock'));
+    await new Promise((resolve) => held.once('connect', resolve));
+    held.write('1 10.0.0.1 -\n');
+    held.pause();
+    process.kill(first, 'SIGTERM');
+    const second = await nextAuthd(first);
+    pids.add(second);
+    held.destroy();
+    expect(lines.filter((l) => l.includes('SIGKILL'))).toEqual([]);
+    expect(lines).toContain(`authd (pid ${first}) exited (code 0)`);
   });
 
   it('kills an authd that is alive but does not answer (SIGSTOP) and starts another', async () => {
