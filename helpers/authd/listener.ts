@@ -60,8 +60,13 @@ export async function listenHelperSockets(
   ownFiles = true,
 ): Promise<Listener> {
   const open = new Map<Socket, { input: PassThrough; done: Promise<void> }>();
+  // Every connection until it is closed, answered or not: one answered and ended on our side may still be
+  // open on the peer's (half-open), and a server closes only once all are.
+  const accepted = new Set<Socket>();
   const servers: Server[] = [];
   const serve = (socket: Socket, handler: ConnectionHandler, path: string) => {
+    accepted.add(socket);
+    socket.once('close', () => accepted.delete(socket));
     // The handler reads a stream of its own, so that close() can end it while the socket still takes answers.
     const input = new PassThrough();
     socket.pipe(input);
@@ -140,7 +145,9 @@ export async function listenHelperSockets(
       const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
       await Promise.race([Promise.all(entries.map(([, e]) => e.done)), late]);
       clearTimeout(timer);
-      for (const [socket] of open) socket.destroy();
+      // Cut what is left, answered connections whose peer never closed its end among them (a peer that stops
+      // reading would otherwise hold this close, and the process, for ever).
+      for (const socket of accepted) socket.destroy();
       await Promise.all(closed);
     },
   };

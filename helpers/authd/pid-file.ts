@@ -1,4 +1,14 @@
-import { closeSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -25,11 +35,18 @@ export function removePidFile(path: string, pid: number): void {
 }
 
 export function readPidFile(path: string): number | undefined {
+  return readOwnedPidFile(path)?.pid;
+}
+
+/** The pid the file names and the file's owner (from its descriptor); undefined when there is none. */
+function readOwnedPidFile(path: string): { pid: number; owner: number } | undefined {
   let text: string;
+  let owner: number;
   try {
     // Capped: the run directory is the service user's, the file could be anything.
-    const fd = openSync(path, 'r');
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
+      owner = fstatSync(fd).uid;
       const buf = Buffer.alloc(32);
       text = buf.toString('latin1', 0, readSync(fd, buf, 0, buf.length, 0));
     } finally {
@@ -39,13 +56,29 @@ export function readPidFile(path: string): number | undefined {
     return undefined;
   }
   const m = /^(\d{1,9})\n?$/.exec(text);
-  return m === null ? undefined : Number(m[1]);
+  return m === null ? undefined : { pid: Number(m[1]), owner };
 }
 
-/** The live authd the pid file names, or undefined (no file, a dead pid, or a pid now another program's). */
+/**
+ * The live authd the pid file names, or undefined (no file, a dead pid, a pid now another program's, or a
+ * process of another user than the one who wrote the file: whoever can write the run directory must not make
+ * root signal a process of root's or of anyone else by naming it there).
+ */
 export function runningAuthd(path: string): number | undefined {
-  const pid = readPidFile(path);
-  return pid !== undefined && isAuthd(pid) ? pid : undefined;
+  const named = readOwnedPidFile(path);
+  if (named === undefined || !isAuthd(named.pid)) return undefined;
+  return uidOf(named.pid) === named.owner ? named.pid : undefined;
+}
+
+/** The real uid of a process (/proc/PID/status), or undefined when it is gone. */
+function uidOf(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'latin1');
+    const m = /^Uid:\s+(\d+)/m.exec(status);
+    return m === null ? undefined : Number(m[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether `pid` is a live authd: its command line runs helpers/authd/main.js. */

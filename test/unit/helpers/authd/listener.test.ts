@@ -76,6 +76,29 @@ describe('listenHelperSockets', () => {
     expect(listener.connections()).toBe(0);
   });
 
+  it('closes a connection answered in full whose peer never closes its end (half-open), without waiting for it', async () => {
+    const path = join(tmp.dir, 'group.sock');
+    const listener = await listenHelperSockets(
+      [
+        {
+          path,
+          handler: (input, output) =>
+            runHelper({ input, output, channelIds: true, log: () => {}, handle: () => ok() }),
+        },
+      ],
+      () => {},
+    );
+    // A peer that keeps its end open and stops reading: nothing of it may hold the stop (the grace is long).
+    const peer = connect({ path, allowHalfOpen: true });
+    await new Promise((resolve) => peer.once('connect', resolve));
+    peer.write('1 staff alice\n');
+    await new Promise((resolve) => peer.once('data', resolve));
+    peer.pause();
+    await listener.close(60_000);
+    expect(listener.connections()).toBe(0);
+    peer.destroy();
+  });
+
   it('cuts connections whose answers are not done within the grace period', async () => {
     const path = join(tmp.dir, 'basic.sock');
     let asked = false;

@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { chownSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pidFilePath, readPidFile, runningAuthd } from '../../../../helpers/authd/pid-file.ts';
+import { lookupUser } from '../../../../lib/system/service-user.ts';
+import { useTempDir } from '../../../support/temp-dir.ts';
+
+const tmp = useTempDir('doorman-pid-file-');
+const started: number[] = [];
+afterEach(() => {
+  for (const pid of started.splice(0)) process.kill(pid, 'SIGKILL');
+});
+
+/** A root process (these tests run as root) whose command line looks like authd's. */
+function lookalike(): number {
+  const child = spawn(
+    'python3',
+    ['-c', 'import time; time.sleep(30)', join(tmp.dir, 'helpers/authd/main.js')],
+    {
+      stdio: 'ignore',
+    },
+  );
+  started.push(child.pid as number);
+  return child.pid as number;
+}
+
+describe('the authd pid file', () => {
+  it('names a live authd of the user who wrote the file', () => {
+    const pid = lookalike();
+    const path = pidFilePath(tmp.dir);
+    writeFileSync(path, `${pid}\n`);
+    expect(readPidFile(path)).toBe(pid);
+    expect(runningAuthd(path)).toBe(pid);
+  });
+
+  it('is not believed for a process of another user: the service user cannot make root signal root’s', () => {
+    const pid = lookalike();
+    const path = pidFilePath(tmp.dir);
+    writeFileSync(path, `${pid}\n`);
+    const proxy = lookupUser('proxy');
+    chownSync(path, proxy.uid, proxy.gid); // as proxy, who owns the run directory, could write it
+    expect(readPidFile(path)).toBe(pid);
+    expect(runningAuthd(path)).toBeUndefined();
+  });
+
+  it('is not believed for a process that is no authd, or a file that holds no pid', () => {
+    const path = pidFilePath(tmp.dir);
+    writeFileSync(path, `${process.pid}\n`);
+    expect(runningAuthd(path)).toBeUndefined();
+    writeFileSync(path, 'x'.repeat(100));
+    expect(readPidFile(path)).toBeUndefined();
+  });
+});
