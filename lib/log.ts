@@ -21,21 +21,7 @@ export function oneLine(text: string): string {
 const logLine = (program: string, line: string) =>
   `${new Date().toISOString()} ${program}[${process.pid}]: ${oneLine(line)}\n`;
 
-/**
- * The same lines appended to an open file (a daemon's own log, once it has no stderr of its own): one write
- * each; a write that fails (disk full) is dropped, never thrown at the caller.
- */
-export function fileLog(program: string, fd: number): Log {
-  return (line) => {
-    try {
-      writeSync(fd, logLine(program, line));
-    } catch {
-      // The log is not worth the process Squid depends on.
-    }
-  };
-}
-
-/** A daemon's own log file is renamed to `<file>.1` (one generation kept) once it is past this size at start. */
+/** A daemon's own log file is renamed to `<file>.1` (one generation kept) before it would pass this size. */
 export const MAX_DAEMON_LOG_BYTES = 10 * 1024 * 1024;
 
 /**
@@ -60,6 +46,30 @@ export function openDaemonLog(path: string): number {
     throw new Error(`${path}: not a regular file of this user's with one name; not logging there`);
   }
   return fd;
+}
+
+/**
+ * The same lines appended to a daemon's own log (openDaemonLog), one write each, the file renamed to `<file>.1`
+ * and started again before a line would take it past MAX_DAEMON_LOG_BYTES. A write that fails (disk full) is
+ * dropped, never thrown at the caller: the log is not worth the process Squid depends on.
+ */
+export function daemonLog(program: string, path: string): Log {
+  let fd = openDaemonLog(path);
+  let size = fstatSync(fd).size;
+  return (line) => {
+    const text = logLine(program, line);
+    try {
+      if (size > 0 && size + text.length > MAX_DAEMON_LOG_BYTES) {
+        renameSync(path, `${path}.1`);
+        closeSync(fd);
+        fd = openDaemonLog(path);
+        size = 0;
+      }
+      size += writeSync(fd, text);
+    } catch {
+      // dropped
+    }
+  };
 }
 
 export function stderrLog(program: string): Log {

@@ -30,7 +30,7 @@ import { PassThrough } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { dbPath, loadConfig } from '../../lib/config/load.ts';
 import { runHelper } from '../../lib/helper-protocol/run.ts';
-import { fileLog, type Log, openDaemonLog, stderrLog } from '../../lib/log.ts';
+import { daemonLog, type Log, stderrLog } from '../../lib/log.ts';
 import {
   HELPER_KINDS,
   helperSocket,
@@ -93,7 +93,7 @@ dropPrivileges(config);
 // Started by serve or `doorman authd start` (not by systemd, whose journal takes stderr): a log of its own, so
 // that it holds nothing of its starter's (a pipe held open would keep the starter's reader waiting for ever).
 const logFile = values['log-file'];
-if (logFile !== undefined) sink = fileLog('doorman-authd', openDaemonLog(logFile));
+if (logFile !== undefined) sink = daemonLog('doorman-authd', logFile);
 const inherited = inheritedFds(process.env, process.pid);
 // Not passed on: a child (ntlm_auth, a successor) must not take these descriptors for its own.
 delete process.env.LISTEN_FDS;

@@ -1,7 +1,7 @@
 import { linkSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileLog, MAX_DAEMON_LOG_BYTES, oneLine, openDaemonLog } from '../../../lib/log.ts';
+import { daemonLog, MAX_DAEMON_LOG_BYTES, oneLine, openDaemonLog } from '../../../lib/log.ts';
 import { useTempDir } from '../../support/temp-dir.ts';
 
 const tmp = useTempDir('doorman-log-');
@@ -17,7 +17,7 @@ describe('a daemon log', () => {
   it('appends one line per call, with the time, the program and its pid', () => {
     const path = join(tmp.dir, 'authd.log');
     writeFileSync(path, 'kept\n');
-    const log = fileLog('doorman-authd', openDaemonLog(path));
+    const log = daemonLog('doorman-authd', path);
     log('first');
     log('two\nlines');
     const lines = readFileSync(path, 'utf8').split('\n');
@@ -28,11 +28,22 @@ describe('a daemon log', () => {
     expect(lines[2]).toMatch(/: two \| lines$/);
   });
 
+  it('starts the file again, keeping one older generation, before a line would take it past its cap', () => {
+    const path = join(tmp.dir, 'authd.log');
+    writeFileSync(path, 'old\n');
+    truncateSync(path, MAX_DAEMON_LOG_BYTES - 10);
+    const log = daemonLog('doorman-authd', path);
+    log('this line does not fit');
+    log('nor is it alone');
+    expect(statSync(`${path}.1`).size).toBe(MAX_DAEMON_LOG_BYTES - 10);
+    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+  });
+
   it('keeps one older generation once the file is past its cap', () => {
     const path = join(tmp.dir, 'authd.log');
     writeFileSync(path, 'old\n');
     truncateSync(path, MAX_DAEMON_LOG_BYTES + 1);
-    fileLog('doorman-authd', openDaemonLog(path))('new');
+    daemonLog('doorman-authd', path)('new');
     expect(statSync(`${path}.1`).size).toBe(MAX_DAEMON_LOG_BYTES + 1);
     expect(readFileSync(path, 'utf8')).toMatch(/: new\n$/);
   });
