@@ -237,7 +237,7 @@ export const configSchema = z
                 mode: z.enum(['bump', 'refuse']).default('bump'),
                 /**
                  * The signing CA, key and certificate in one PEM file (read by Squid as root). null: Doorman's
-                 * own, <stateDir>/ssl-bump-ca.pem, made by `doorman squid-conf --init-tls`.
+                 * own, <stateDir>-tls/ssl-bump-ca.pem (root's alone), made by `doorman squid-conf --init-tls`.
                  */
                 caFile: squidPath.nullable().default(null),
                 /** Squid's store of minted certificates (bump). null: <stateDir>/ssl-bump-db. */
