@@ -25,7 +25,7 @@ import { startServer } from '../../portal/server.ts';
 import { OpenOnDemand, unavailableApp } from '../../portal/unavailable.ts';
 import { dropPrivileges } from '../../lib/system/service-user.ts';
 import { superviseAuthd } from '../../helpers/authd/supervisor.ts';
-import { startPrivilegedSeamless } from '../../lib/seamless/privileged.ts';
+import { resumeAtStart, startPrivilegedSeamless } from '../../lib/seamless/privileged.ts';
 import {
   type Command,
   CONFIG_HELP,
@@ -153,6 +153,8 @@ export const serveCommand: Command = {
             log,
           })
         : undefined;
+    // After a reboot the member's winbindd is gone until started again (NTLM needs it): once, never awaited.
+    if (privileged !== undefined) void resumeAtStart(privileged.control, log);
     dropPrivileges(loaded.config);
     // Every helper Squid runs is a shim relaying to authd (helpers/authd/main.ts): the one running, or one
     // started now as the helper user, which outlives this process (helpers/authd/supervisor.ts).

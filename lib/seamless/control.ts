@@ -40,7 +40,9 @@ import {
   type SeamlessSettings,
   seamlessAvailability,
 } from './settings.ts';
+import { resumeWinbindd } from './resume.ts';
 import {
+  openPrivilegedPipe,
   type ProcessControl,
   realProcesses,
   runningPid,
@@ -88,6 +90,11 @@ export interface SeamlessControl {
     onStep: (step: SeamlessStep) => void,
   ): Promise<{ ok: boolean }>;
   doctor(): Promise<DoctorReport>;
+  /**
+   * On a joined proxy whose winbindd is not running (after a reboot), start it and give its privileged pipe to
+   * the helper group again (resume.ts); skipped when not joined, nothing done when it runs.
+   */
+  resume(): Promise<StepOutcome>;
 }
 
 /** The store as the control uses it (the CLI's is opened as the service user, see cli/commands/seamless.ts). */
@@ -332,15 +339,7 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
     return { ok: true, detail: `${written.detail}; ${paths.keytab} is root:${helper.name} 0640` };
   };
 
-  const privilegedPipe = (): StepOutcome => {
-    const helper = deps.helperAccount();
-    trustedDirectoryPath(paths.sambaDir);
-    setRootEntryAccess(paths.winbindPrivilegedDir, 'directory', 0o750, helper.gid);
-    return {
-      ok: true,
-      detail: `${paths.winbindPrivilegedDir} is root:${helper.name} 0750 (ntlm_auth as ${helper.name} reaches winbind)`,
-    };
-  };
+  const privilegedPipe = (): StepOutcome => openPrivilegedPipe(paths, deps.helperAccount());
 
   /** The keytab's checks of the joined set-up's full doctor report (which Enable then shows as it is). */
   const verifyKeys = async (report: DoctorReport, applied: AppliedDirectory): Promise<StepOutcome> => {
@@ -573,6 +572,23 @@ export function localSeamlessControl(config: Config, deps: SeamlessDeps): Seamle
         return { ok: true };
       } finally {
         admin?.password.fill(0);
+      }
+    },
+
+    async resume() {
+      try {
+        return await resumeWinbindd(tools, {
+          joined: deps.store.current() !== undefined,
+          processes: deps.processes,
+          winbindSocketParent: winbindParent,
+          helperAccount: deps.helperAccount,
+        });
+      } catch (error) {
+        return {
+          ok: false,
+          detail: error instanceof Error ? error.message : String(error),
+          fix: 'see the message; `doorman seamless doctor` checks the prerequisites',
+        };
       }
     },
 

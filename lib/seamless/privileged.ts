@@ -4,12 +4,14 @@ import { resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import type { SeamlessControl, SeamlessStatus, SeamlessStep } from './control.ts';
 import type { DoctorReport } from './doctor/report.ts';
+import type { StepOutcome } from './join.ts';
+import { memberSmbConfPath, NOT_ENABLED } from './not-enabled.ts';
 import type { openLocalSeamless, SquidTarget } from './local.ts';
 import type { SeamlessSettings } from './settings.ts';
 
 /**
  * Privilege separation for the admin screen: `doorman serve` forks this module as a child **before** it gives up
- * root, and the child stays root, to run the join, winbindd and the keytab's chown. It accepts exactly the four
+ * root, and the child stays root, to run the join, winbindd and the keytab's chown. It accepts exactly the five
  * operations of SeamlessControl over the IPC channel, one at a time, and nothing else: no command, path or
  * option ever comes from the parent beyond the Enable dialogue's checked fields. serve (now the service user)
  * holds a SeamlessControl whose calls are these messages.
@@ -29,6 +31,7 @@ import type { SeamlessSettings } from './settings.ts';
 type Operation =
   | { op: 'status' }
   | { op: 'doctor' }
+  | { op: 'resume' }
   | { op: 'enable'; settings: SeamlessSettings; password: string }
   | { op: 'disable'; admin?: { user: string; password: string } };
 
@@ -104,6 +107,7 @@ export function startPrivilegedSeamless(
   const control: SeamlessControl = {
     status: () => call<SeamlessStatus>({ op: 'status' }),
     doctor: () => call<DoctorReport>({ op: 'doctor' }),
+    resume: () => call<StepOutcome>({ op: 'resume' }),
     async enable(settings, password, onStep) {
       const encoded = password.toString('base64');
       password.fill(0);
@@ -127,6 +131,23 @@ export function startPrivilegedSeamless(
       await ended;
     },
   };
+}
+
+/**
+ * serve at start-up: the root child starts the member's winbindd again if the proxy is joined and it is not
+ * running (after a reboot, resume.ts). The outcome is logged in one line; serve's start never waits for it.
+ */
+export function resumeAtStart(control: SeamlessControl, log: (line: string) => void): Promise<void> {
+  return control.resume().then(
+    (outcome) => {
+      const said = outcome.ok
+        ? `${outcome.skipped === true ? 'skipped' : 'ok'}: ${outcome.detail}`
+        : `FAILED: ${outcome.detail}; fix: ${outcome.fix}`;
+      log(`seamless: resume winbindd: ${said}`);
+    },
+    (error: unknown) =>
+      log(`seamless: resume winbindd: FAILED: ${error instanceof Error ? error.message : String(error)}`),
+  );
 }
 
 /**
@@ -165,6 +186,10 @@ function runChild(): void {
     let secret: Buffer | undefined;
     let adminSecret: Buffer | undefined;
     let local: ReturnType<typeof openLocalSeamless> | undefined;
+    // Asked at every start of serve: on a proxy never joined, answered without loading anything.
+    if (request.op === 'resume' && !existsSync(memberSmbConfPath(config))) {
+      return send({ id: request.id, result: NOT_ENABLED });
+    }
     try {
       const { openLocalSeamless, recheckSettings } = await loadMachinery();
       local = openLocalSeamless(config, options);
@@ -176,6 +201,9 @@ function runChild(): void {
           break;
         case 'doctor':
           result = await local.control.doctor();
+          break;
+        case 'resume':
+          result = await local.control.resume();
           break;
         case 'enable':
           secret = Buffer.from(request.password, 'base64');

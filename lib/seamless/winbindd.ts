@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { readCapped } from '../fs/read-capped.ts';
+import { setRootEntryAccess, trustedDirectoryPath } from '../fs/root-owned.ts';
 
 /** A pid file holds one number and a newline. */
 const MAX_PID_FILE_BYTES = 64;
@@ -154,5 +155,22 @@ export async function startWinbindd(tools: DomainTools, processes: ProcessContro
     ok: false,
     detail: 'winbindd was started but did not answer `wbinfo -p` within 10 s',
     fix: `see ${join(tools.paths.sambaDir, 'log', 'winbindd.log')}; is another winbindd (the winbind service) using /run/samba/winbindd? Stop and disable it, then Enable again`,
+  };
+}
+
+/**
+ * winbind's privileged pipe directory (state/winbindd_privileged, which winbindd makes root:root 0750) given to
+ * Squid's helper group, so ntlm_auth run as the helper user reaches winbindd (lab trap 11). Only inside a sambaDir
+ * that is root's alone (else this throws UNSAFE_PATH).
+ */
+export function openPrivilegedPipe(
+  paths: Pick<DomainTools['paths'], 'sambaDir' | 'winbindPrivilegedDir'>,
+  helper: { name: string; gid: number },
+): StepOutcome {
+  trustedDirectoryPath(paths.sambaDir);
+  setRootEntryAccess(paths.winbindPrivilegedDir, 'directory', 0o750, helper.gid);
+  return {
+    ok: true,
+    detail: `${paths.winbindPrivilegedDir} is root:${helper.name} 0750 (ntlm_auth as ${helper.name} reaches winbind)`,
   };
 }

@@ -52,6 +52,15 @@ const browse = browser(() => baseUrl);
 const csrfOf = (page: Response) => /name="csrf" value="([^"]*)"/.exec(page.body)?.[1] ?? '';
 
 describe('the Enable seamless screen of doorman serve', () => {
+  it('asks its root child once at start-up to start winbindd again (after a reboot), logging one line', async () => {
+    const said = () => serve?.stderr().match(/seamless: resume winbindd: .*\n/g) ?? [];
+    for (let i = 0; i < 200 && said().length === 0; i += 1) await new Promise((r) => setTimeout(r, 50));
+    // Not joined here: nothing to start (the joined case: seamless-join.e2e.test.ts, `doorman seamless resume`).
+    expect(said()).toEqual([
+      'seamless: resume winbindd: skipped: seamless authentication is not enabled: nothing to start\n',
+    ]);
+  });
+
   it("shows the privileged child's status and the reason Enable is unavailable, and runs its doctor", async () => {
     const signInPage = await browse('admin/sign-in');
     const signedIn = await browse('admin/sign-in', {

@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { CheckResult } from '../../lib/seamless/doctor/checks.ts';
 import { doctorReport, type DoctorReport } from '../../lib/seamless/doctor/report.ts';
+import type { StepOutcome } from '../../lib/seamless/join.ts';
 import type { AdminUser, SeamlessSettings } from '../../lib/seamless/settings.ts';
 import type { SeamlessState } from '../../lib/store/seamless-settings-store.ts';
 import type { SeamlessControl, SeamlessStatus, SeamlessStep } from '../../portal/admin/seamless-admin.ts';
@@ -51,7 +52,7 @@ export const PTR_MISSING: CheckResult = {
 export type FakeCall =
   | { op: 'enable'; settings: SeamlessSettings; password: string; buffer: Buffer }
   | { op: 'disable'; user: string | undefined; password: string | undefined; buffer: Buffer | undefined }
-  | { op: 'status' | 'doctor' };
+  | { op: 'status' | 'doctor' | 'resume' };
 
 interface Pause {
   reached: Promise<void>;
@@ -179,6 +180,15 @@ export class FakeSeamlessControl implements SeamlessControl {
   async doctor(): Promise<DoctorReport> {
     this.calls.push({ op: 'doctor' });
     return this.report;
+  }
+
+  /** As the real one: skipped when not joined; winbind running afterwards otherwise. */
+  async resume(): Promise<StepOutcome> {
+    this.calls.push({ op: 'resume' });
+    if (this.state === undefined) return { ok: true, skipped: true, detail: 'not enabled' };
+    const was = this.winbind;
+    this.winbind = 'running';
+    return { ok: true, detail: was === 'running' ? 'winbindd is running' : 'winbindd answers (started)' };
   }
 
   async #maybePause(stepId: string): Promise<void> {

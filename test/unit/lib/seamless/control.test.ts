@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../lib/config/load.ts';
@@ -324,5 +324,63 @@ describe('status and doctor', () => {
         /^1 client address used NTLM in the last day: 10\.0\.0\.7 \(3 handshakes/,
       ),
     });
+  });
+});
+
+describe('resume', () => {
+  const access = (path: string) => {
+    const stats = lstatSync(path);
+    return [stats.uid, stats.gid, (stats.mode & 0o7777).toString(8)];
+  };
+  /** What a reboot leaves: no winbindd (its pid file stale), /run/samba empty, the pipe as winbindd makes it. */
+  const reboot = () => {
+    domain.winbindPid = undefined;
+    chownSync(seamlessPaths(config()).winbindPrivilegedDir, 0, 0);
+    rmSync(join(tmp.dir, 'run-samba'), { recursive: true, force: true });
+    domain.calls = [];
+  };
+
+  it('on a joined proxy without winbindd, starts it and gives its privileged pipe to the helper group', async () => {
+    await enable();
+    reboot();
+    const result = await control().resume();
+    expect(result).toEqual({ ok: true, detail: expect.stringMatching(/^winbindd answers \(started\); /) });
+    expect(domain.winbindPid).toBe(4242);
+    expect(domain.calls.filter((c) => c.command === 'winbindd').map((c) => c.args)).toEqual([
+      ['-D', '-s', seamlessPaths(config()).smbConf],
+    ]);
+    expect(access(seamlessPaths(config()).winbindPrivilegedDir)).toEqual([0, 13, '750']);
+    expect(existsSync(join(tmp.dir, 'run-samba'))).toBe(true);
+    // No join, no keytab: nothing of the domain's but winbindd itself.
+    expect(domain.calls.some((c) => c.command === 'net')).toBe(false);
+  });
+
+  it('is skipped when the proxy is not joined, running nothing and making nothing', async () => {
+    const result = await control().resume();
+    expect(result).toEqual({ ok: true, skipped: true, detail: expect.stringContaining('not enabled') });
+    expect(domain.calls).toEqual([]);
+    expect(existsSync(seamlessPaths(config()).sambaDir)).toBe(false);
+    expect(existsSync(join(tmp.dir, 'run-samba'))).toBe(false);
+  });
+
+  it('does nothing when winbindd runs', async () => {
+    await enable();
+    domain.calls = [];
+    expect(await control().resume()).toEqual({ ok: true, detail: 'winbindd is running (pid 4242)' });
+    expect(domain.calls).toEqual([]);
+  });
+
+  it('refuses to start winbindd from a sambaDir that is not root’s alone, with the fix', async () => {
+    await enable();
+    reboot();
+    chownSync(seamlessPaths(config()).sambaDir, 13, 13);
+    const result = await control().resume();
+    expect(result).toEqual({
+      ok: false,
+      detail: expect.stringContaining(`${seamlessPaths(config()).sambaDir} is not root's`),
+      fix: expect.stringContaining('doorman seamless resume'),
+    });
+    expect(domain.calls).toEqual([]);
+    expect(domain.winbindPid).toBeUndefined();
   });
 });

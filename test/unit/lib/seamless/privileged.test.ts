@@ -1,10 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../../lib/config/load.ts';
 import type { SeamlessStep } from '../../../../lib/seamless/control.ts';
-import { type PrivilegedSeamless, startPrivilegedSeamless } from '../../../../lib/seamless/privileged.ts';
+import {
+  type PrivilegedSeamless,
+  resumeAtStart,
+  startPrivilegedSeamless,
+} from '../../../../lib/seamless/privileged.ts';
 import { parseSeamlessSettings } from '../../../../lib/seamless/settings.ts';
 import { useTempDir } from '../../../support/temp-dir.ts';
 
@@ -35,6 +39,33 @@ describe('startPrivilegedSeamless', () => {
     });
     const report = await privileged.control.doctor();
     expect(report).toMatchObject({ ok: false, checks: [] });
+  });
+
+  it('resumes in the child: skipped while the proxy is not joined, with or without an smb.conf', async () => {
+    const notEnabled = {
+      ok: true,
+      skipped: true,
+      detail: 'seamless authentication is not enabled: nothing to start',
+    };
+    // No smb.conf: answered before the child loads its machinery (serve asks at every start).
+    expect(await privileged.control.resume()).toEqual(notEnabled);
+    // An smb.conf left by an Enable that failed: the child asks the store, which has nothing saved.
+    mkdirSync(join(tmp.dir, 'state-samba'), { mode: 0o750 });
+    writeFileSync(join(tmp.dir, 'state-samba', 'smb.conf'), '[global]\n');
+    expect(await privileged.control.resume()).toEqual(notEnabled);
+  });
+
+  it('resumeAtStart logs the outcome in one line', async () => {
+    const lines: string[] = [];
+    await resumeAtStart(privileged.control, (line) => lines.push(line));
+    await privileged.close();
+    await resumeAtStart(privileged.control, (line) => lines.push(line));
+    expect(lines).toEqual([
+      'seamless: resume winbindd: skipped: seamless authentication is not enabled: nothing to start',
+      expect.stringMatching(
+        /^seamless: resume winbindd: FAILED: the privileged seamless process is not running/,
+      ),
+    ]);
   });
 
   it('streams the steps of enable back as they happen, and zeroes the password on this side', async () => {
