@@ -26,6 +26,7 @@ const help = `Usage: doorman seamless enable --domain DOMAIN --server-version V 
        doorman seamless disable (--admin USER | --local) [options]
        doorman seamless status [--json]
        doorman seamless doctor [--json]
+       doorman seamless resume
 
 Seamless authentication: Windows clients of the domain reach the web through Squid without typing a password
 (Kerberos, or NTLM), as the user they logged on as. "enable" joins this proxy to the Windows domain applied on
@@ -36,7 +37,10 @@ winbindd, checks the trust and the keys, and saves the settings; it prints a lin
 it repairs: the join is kept while it works, the rest is done again. "disable" leaves the domain (deleting the
 computer account), stops winbindd and deletes the keytab and Samba's state; with --local it leaves the
 computer account in the domain. "doctor" checks every prerequisite (DNS A and PTR, the clock, the DC's ports,
-the keytab's keys and key version, who may read it, winbind) and names the fix of each problem.
+the keytab's keys and key version, who may read it, winbind) and names the fix of each problem. "resume"
+starts winbindd again on a joined proxy where it is not running (after a reboot) and gives its privileged pipe
+to Squid's helper user: "doorman serve" started as root does it at every start; run it from a boot script or an
+ExecStartPre= otherwise. It does nothing when winbindd runs or the proxy is not joined.
 
 The administrator's password is read from standard input (a terminal: without echo), never from the command
 line; it is used for the join (or the leave) and then forgotten: it is never stored or logged.
@@ -100,7 +104,7 @@ async function field(value: string | undefined, option: string, question: string
 
 export const seamlessCommand: Command = {
   name: 'seamless',
-  summary: 'seamless authentication (Kerberos/NTLM): enable, disable, status, doctor',
+  summary: 'seamless authentication (Kerberos/NTLM): enable, disable, status, doctor, resume',
   help,
   async run(argv) {
     const { values, positionals } = parse({
@@ -121,7 +125,7 @@ export const seamlessCommand: Command = {
       allowPositionals: true,
     });
     if (values.help) return (out(help), EXIT.ok);
-    const { action } = actionOf('seamless', positionals, ['enable', 'disable', 'status', 'doctor']);
+    const { action } = actionOf('seamless', positionals, ['enable', 'disable', 'status', 'doctor', 'resume']);
     const loaded = configFrom(values.config);
     const squid: SquidTarget | undefined =
       values['squid-include'] === undefined
@@ -138,9 +142,9 @@ export const seamlessCommand: Command = {
     if (action === 'disable' && values.local === (values.admin !== undefined)) {
       throw new UsageError('disable: give either --admin USER (the password on stdin) or --local');
     }
-    if (process.getuid?.() !== 0 && (action === 'enable' || action === 'disable')) {
+    if (process.getuid?.() !== 0 && (action === 'enable' || action === 'disable' || action === 'resume')) {
       process.stderr.write(
-        `doorman: seamless ${action} must run as root (it joins the domain and starts winbindd)\n`,
+        `doorman: seamless ${action} must run as root (${action === 'resume' ? 'it starts' : 'it joins the domain and starts'} winbindd)\n`,
       );
       return EXIT.failed;
     }
@@ -186,7 +190,7 @@ export const seamlessCommand: Command = {
 
 async function runAction(
   control: SeamlessControl,
-  action: 'enable' | 'disable' | 'status' | 'doctor',
+  action: 'enable' | 'disable' | 'status' | 'doctor' | 'resume',
   input: {
     enableInput: { settings: Record<string, unknown>; password: Buffer } | undefined;
     disableAdmin: { user: string; password: Buffer } | undefined;
@@ -242,6 +246,17 @@ async function runAction(
       out(`joined by ${s.adminUser} at ${new Date(s.joinedAt).toISOString()}`);
       out(`winbindd ${status.winbind ?? 'stopped'}, trust ${status.trust ?? 'fail'}`);
       return EXIT.ok;
+    }
+    case 'resume': {
+      const outcome = await control.resume();
+      print({
+        id: 'winbindd',
+        title: 'Start winbindd',
+        status: outcome.ok ? (outcome.skipped === true ? 'skipped' : 'ok') : 'fail',
+        detail: outcome.detail,
+        ...(outcome.ok ? {} : { fix: outcome.fix }),
+      });
+      return outcome.ok ? EXIT.ok : EXIT.failed;
     }
     case 'doctor': {
       const report = await control.doctor();

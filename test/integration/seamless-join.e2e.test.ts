@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../lib/seamless/doctor/report.ts';
@@ -224,5 +224,66 @@ describe('doorman seamless disable', () => {
     expect(await computers()).toMatch(/^PROXY\$$/m);
     const report = await doctor();
     expect(report.checks.filter((c) => c.status !== 'ok' && c.status !== 'note')).toEqual([]);
+  });
+});
+
+/** What a reboot leaves: winbindd and samba-dcerpcd gone (pid files stale), /run/samba (a tmpfs) empty. */
+async function reboot(): Promise<void> {
+  for (const daemon of ['winbindd', 'samba-dcerpcd']) {
+    const file = join(paths.sambaDir, 'run', `${daemon}.pid`);
+    if (!existsSync(file)) continue;
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      continue; // not running
+    }
+    for (let i = 0; i < 100 && existsSync(`/proc/${pid}`); i += 1)
+      await new Promise((r) => setTimeout(r, 50));
+  }
+  const runSamba = join(member.dir, 'run-samba'); // the member's /run/samba
+  for (const entry of readdirSync(runSamba)) rmSync(join(runSamba, entry), { recursive: true, force: true });
+  // As winbindd makes it: root's group, so the helper user's ntlm_auth is refused until it is given again.
+  chownSync(paths.winbindPrivilegedDir, 0, 0);
+}
+
+/**
+ * An NTLMv2 challenge/response through winbind's privileged pipe, as Squid's helper user (ntlm_auth under authd)
+ * makes it: `wbinfo --ntlmv2 -a` (plaintext, then challenge/response) run as that user.
+ */
+const ntlmAsHelperUser = () =>
+  member.exec(
+    'setpriv',
+    [
+      '--reuid=proxy',
+      '--regid=proxy',
+      '--init-groups',
+      'wbinfo',
+      '--ntlmv2',
+      '-a',
+      `EXAMPLE\\alice%${ad.users[0]?.password ?? ''}`,
+    ],
+    { allowFailure: true },
+  );
+
+describe('doorman seamless resume', () => {
+  it('after a reboot, starts winbindd and opens its pipe again: the trust and NTLM work, with no Enable', async () => {
+    await reboot();
+    expect((await member.exec('wbinfo', ['-t'], { allowFailure: true })).code).not.toBe(0);
+    expect((await ntlmAsHelperUser()).code).not.toBe(0);
+
+    const result = await member.doorman(['seamless', 'resume'], { allowFailure: true });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(
+      /^\[ok {2}\] Start winbindd: winbindd answers \(started\); .* is root:proxy 0750/,
+    );
+    expect((await member.exec('wbinfo', ['-t'])).stdout).toMatch(/succeeded/);
+    const ntlm = await ntlmAsHelperUser();
+    expect(ntlm.code, ntlm.stdout + ntlm.stderr).toBe(0);
+    expect(statSync(paths.winbindPrivilegedDir).gid).toBe(lookupUser('proxy').gid);
+
+    // Once more: winbindd runs, nothing is done.
+    const again = await member.doorman(['seamless', 'resume']);
+    expect(again.stdout).toMatch(/^\[ok {2}\] Start winbindd: winbindd is running \(pid \d+\)$/m);
   });
 });

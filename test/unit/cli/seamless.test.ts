@@ -49,7 +49,7 @@ describe('doorman seamless: command line', () => {
 
   it('names the allowed actions', async () => {
     await expect(seamlessCommand.run(['join'])).rejects.toThrow(
-      'seamless: expected enable, disable, status or doctor, got "join"',
+      'seamless: expected enable, disable, status, doctor or resume, got "join"',
     );
   });
 });
