@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chownSync, writeFileSync } from 'node:fs';
+import { chownSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pidFilePath, readPidFile, runningAuthd } from '../../../../helpers/authd/pid-file.ts';
@@ -12,8 +12,8 @@ afterEach(() => {
   for (const pid of started.splice(0)) process.kill(pid, 'SIGKILL');
 });
 
-/** A root process (these tests run as root) whose command line looks like authd's. */
-function lookalike(): number {
+/** A root process (these tests run as root) whose command line looks like authd's, once it has exec'd. */
+async function lookalike(): Promise<number> {
   const child = spawn(
     'python3',
     ['-c', 'import time; time.sleep(30)', join(tmp.dir, 'helpers/authd/main.js')],
@@ -21,21 +21,26 @@ function lookalike(): number {
       stdio: 'ignore',
     },
   );
-  started.push(child.pid as number);
-  return child.pid as number;
+  const pid = child.pid as number;
+  started.push(pid);
+  // Until exec, /proc/PID/cmdline is still the forking Node's.
+  while (!readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('helpers/authd/main.js')) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return pid;
 }
 
 describe('the authd pid file', () => {
-  it('names a live authd of the user who wrote the file', () => {
-    const pid = lookalike();
+  it('names a live authd of the user who wrote the file', async () => {
+    const pid = await lookalike();
     const path = pidFilePath(tmp.dir);
     writeFileSync(path, `${pid}\n`);
     expect(readPidFile(path)).toBe(pid);
     expect(runningAuthd(path)).toBe(pid);
   });
 
-  it('is not believed for a process of another user: the service user cannot make root signal root’s', () => {
-    const pid = lookalike();
+  it('is not believed for a process of another user: the service user cannot make root signal root’s', async () => {
+    const pid = await lookalike();
     const path = pidFilePath(tmp.dir);
     writeFileSync(path, `${pid}\n`);
     const proxy = lookupUser('proxy');
