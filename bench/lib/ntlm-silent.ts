@@ -12,59 +12,36 @@
  * Figures are printed, never asserted. Env: SILENT, N (20), HOLD_AFTER, KEEP=1 keeps the member's directory.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { startOrigin } from '../../test/harness/lab.ts';
 import { freePort, terminate, type Started } from '../../test/harness/processes.ts';
 import { startSambaAd, type SambaAd } from '../../test/harness/samba-ad.ts';
 import {
+  proxyCurlStatus,
   startSeamlessMember,
   startSeamlessProxy,
   type SeamlessMember,
 } from '../../test/harness/seamless-member.ts';
+import { memoryOf } from './proc-memory.ts';
+import { NTLM_TYPE_1, NTLM_TYPE_3_EMPTY } from '../../test/harness/ntlm-messages.ts';
+import { proxyExchange } from '../../test/harness/proxy-exchange.ts';
 
 const SILENT = (process.env.SILENT ?? '0 8 19').split(/\s+/).filter(Boolean).map(Number);
 const N = Number(process.env.N ?? 20);
 const HOLD_AFTER = (process.env.HOLD_AFTER ?? '1 4 6').split(/\s+/).filter(Boolean).map(Number);
 const PASSWORD = 'Passw0rd!';
-const TYPE_1 = 'TlRMTVNTUAABAAAAMrCI4gcABwAoAAAABwAHAC8AAAAGAbEdAAAAD0VYQU1QTEVDTElFTlQx';
-const TYPE_3_WRONG = (() => {
-  const bytes = Buffer.alloc(64);
-  bytes.write('NTLMSSP\0', 'latin1');
-  bytes.writeUInt32LE(3, 8);
-  for (let field = 12; field < 60; field += 8) bytes.writeUInt32LE(64, field + 4);
-  bytes.writeUInt32LE(0x00088205, 60);
-  return bytes.toString('base64');
-})();
-
 let ad: SambaAd | undefined;
 let member: SeamlessMember | undefined;
 let serve: Started | undefined;
 let squid: Started | undefined;
-const origin = createServer((req, res) => {
-  req.resume();
-  res.writeHead(200).end('origin\n');
-});
+let origin: Server | undefined;
 
 /** One request on a connection; resolves with the status line once the whole response is in. */
-function exchange(socket: Socket, target: string, authorization: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString('latin1');
-      const end = text.indexOf('\r\n\r\n');
-      if (end === -1) return;
-      const length = Number(/^Content-Length: (\d+)/im.exec(text.slice(0, end))?.[1] ?? 0);
-      if (Buffer.byteLength(text, 'latin1') < end + 4 + length) return;
-      socket.off('data', onData);
-      resolve(text.slice(0, text.indexOf('\r\n')));
-    };
-    socket.on('data', onData);
-    socket.once('error', reject);
-    socket.write(
-      `GET ${target} HTTP/1.1\r\nHost: x\r\nProxy-Connection: keep-alive\r\nProxy-Authorization: ${authorization}\r\n\r\n`,
-    );
-  });
+async function exchange(socket: Socket, target: string, authorization: string): Promise<string> {
+  const head = await proxyExchange(socket, { url: target, host: 'x', authorization });
+  return head.slice(0, head.indexOf('\r\n'));
 }
 
 async function silentClients(count: number, address: string, port: number, target: string) {
@@ -72,7 +49,7 @@ async function silentClients(count: number, address: string, port: number, targe
     Array.from({ length: count }, async () => {
       const socket = connect(port, address);
       await new Promise((r) => socket.once('connect', r));
-      const status = await exchange(socket, target, `NTLM ${TYPE_1}`);
+      const status = await exchange(socket, target, `NTLM ${NTLM_TYPE_1}`);
       return { socket, status };
     }),
   );
@@ -91,21 +68,12 @@ function ntlmAuthPids(): number[] {
     })
     .map(Number);
 }
-function memoryOf(pid: number): { rss: number; pss: number } {
-  try {
-    const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    const pss = Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
-    return { rss, pss };
-  } catch {
-    return { rss: 0, pss: 0 };
-  }
-}
 const mb = (kb: number) => (kb / 1024).toFixed(1);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 try {
   const [doormanPort, squidPort, originPort] = [await freePort(), await freePort(), await freePort()];
-  await new Promise<void>((r) => origin.listen(originPort, '127.0.0.1', r));
+  origin = await startOrigin(originPort);
   const target = `http://127.0.0.1:${originPort}/`;
   ad = await startSambaAd();
   member = await startSeamlessMember(ad, {
@@ -118,26 +86,13 @@ try {
   ({ serve, squid } = await startSeamlessProxy(member, { doorman: doormanPort, squid: squidPort }));
   const signIn = async (): Promise<{ ms: number; status: string }> => {
     const started = performance.now();
-    const res = await (member as SeamlessMember).exec(
-      'curl',
-      [
-        '-s',
-        '-o',
-        '/dev/null',
-        '-w',
-        '%{http_code}',
-        '--max-time',
-        '30',
-        '-x',
-        `http://proxy.example.test:${squidPort}`,
-        '--proxy-ntlm',
-        '-U',
-        `EXAMPLE\\alice:${PASSWORD}`,
-        target,
-      ],
-      { allowFailure: true },
+    const status = await proxyCurlStatus(
+      member as SeamlessMember,
+      squidPort,
+      ['--proxy-ntlm', '-U', `EXAMPLE\\alice:${PASSWORD}`, target],
+      30,
     );
-    return { ms: performance.now() - started, status: res.stdout.slice(-3) };
+    return { ms: performance.now() - started, status };
   };
   await signIn(); // warm: the pool's first process, Squid's first child
   console.log(
@@ -170,7 +125,7 @@ try {
     if (client === undefined) continue;
     await new Promise((r) => setTimeout(r, t * 1000));
     const before = readFileSync(join(member.dir, 'squid', 'logs', 'cache.log'), 'utf8').length;
-    const status = await exchange(client.socket, target, `NTLM ${TYPE_3_WRONG}`).catch(
+    const status = await exchange(client.socket, target, `NTLM ${NTLM_TYPE_3_EMPTY}`).catch(
       (e: Error) => e.message,
     );
     const log = readFileSync(join(member.dir, 'squid', 'logs', 'cache.log'), 'utf8').slice(before);
@@ -186,5 +141,5 @@ try {
   if (process.env.KEEP !== '1') await member?.stop();
   else if (member !== undefined) console.log(`kept ${member.dir}`);
   await ad?.stop();
-  origin.close();
+  origin?.close();
 }

@@ -29,6 +29,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runDir, seamlessPaths } from '../../lib/seamless/paths.ts';
 import { freePort, terminate, waitForFile, waitForPort, type Started } from '../../test/harness/processes.ts';
+import { memoryOf } from './proc-memory.ts';
 import { run } from '../../test/harness/run.ts';
 import { startSambaAd, type SambaAd } from '../../test/harness/samba-ad.ts';
 import { startSeamlessMember, type SeamlessMember } from '../../test/harness/seamless-member.ts';
@@ -79,15 +80,6 @@ function descendants(root: number, table = processTable()): Proc[] {
   };
   walk(root);
   return out;
-}
-function memoryOf(pid: number): { rss: number; pss: number } {
-  try {
-    const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    const pss = Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
-    return { rss, pss };
-  } catch {
-    return { rss: 0, pss: 0 };
-  }
 }
 const ms = (us: number | null) => (us === null ? '-' : (us / 1000).toFixed(1));
 const mb = (kb: number) => (kb / 1024).toFixed(1).padStart(7);

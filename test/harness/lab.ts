@@ -189,8 +189,8 @@ function failWith(proc: Started) {
   };
 }
 
-/** The origin behind Squid: answers 200 "origin" to anything. */
-function startOrigin(port: number): Promise<Server> {
+/** The origin behind Squid: answers 200 "origin" to anything, on 127.0.0.1:port. */
+export function startOrigin(port: number): Promise<Server> {
   const server = createServer((req, res) => {
     req.resume();
     res.writeHead(200, { 'content-type': 'text/plain' }).end('origin\n');

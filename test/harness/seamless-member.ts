@@ -206,3 +206,32 @@ export async function startSeamlessProxy(
   await waitForPort(member.address, ports.squid, 15_000, squid.child);
   return { serve, squid, squidDir };
 }
+
+/**
+ * curl on the proxy host (which resolves proxy.example.test) through the Squid on `squidPort`, with `args`
+ * (the scheme's options and the URL): the final HTTP status as curl printed it ("000" when none came).
+ */
+export async function proxyCurlStatus(
+  member: Pick<SeamlessMember, 'exec'>,
+  squidPort: number,
+  args: readonly string[],
+  maxTimeS = 20,
+): Promise<string> {
+  const { stdout } = await member.exec(
+    'curl',
+    [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '--max-time',
+      String(maxTimeS),
+      '-x',
+      `http://proxy.example.test:${squidPort}`,
+      ...args,
+    ],
+    { allowFailure: true },
+  );
+  return stdout.slice(-3);
+}

@@ -1,15 +1,23 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authdLogPath } from '../../helpers/authd/supervisor.ts';
 import { helperSocket } from '../../lib/seamless/paths.ts';
+import { startOrigin } from '../harness/lab.ts';
 import { freePort, type Started, terminate } from '../harness/processes.ts';
 import { startSambaAd, type SambaAd } from '../harness/samba-ad.ts';
-import { startSeamlessMember, startSeamlessProxy, type SeamlessMember } from '../harness/seamless-member.ts';
+import {
+  proxyCurlStatus,
+  startSeamlessMember,
+  startSeamlessProxy,
+  type SeamlessMember,
+} from '../harness/seamless-member.ts';
 import { SHIM } from '../harness/shim.ts';
+import { NTLM_TYPE_1, NTLM_TYPE_3_EMPTY } from '../harness/ntlm-messages.ts';
+import { proxyExchange } from '../harness/proxy-exchange.ts';
 
 /**
  * Issue 14 §3 and §4 through a real Squid on the generated include, the proxy joined to a Samba AD domain:
@@ -27,18 +35,12 @@ let doormanPort: number;
 let originPort: number;
 let squidDir: string;
 const PASSWORD = 'Passw0rd!';
-/** A real client's NTLMSSP NEGOTIATE (type 1), python3-ntlm-auth's (lab REPORT.md §6.4). */
-const TYPE_1 = 'TlRMTVNTUAABAAAAMrCI4gcABwAoAAAABwAHAC8AAAAGAbEdAAAAD0VYQU1QTEVDTElFTlQx';
 /** More silent clients than the 6 ntlm_auth processes the pool allowed before (2 more inside SPNEGO). */
 const SILENT = 8;
 
 beforeAll(async () => {
   [doormanPort, squidPort, originPort] = [await freePort(), await freePort(), await freePort()];
-  origin = createServer((req, res) => {
-    req.resume();
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('origin\n');
-  });
-  await new Promise<void>((r) => origin.listen(originPort, '127.0.0.1', r));
+  origin = await startOrigin(originPort);
   ad = await startSambaAd();
   member = await startSeamlessMember(ad, {
     baseUrl: `http://127.0.0.1:${doormanPort}/`,
@@ -65,54 +67,12 @@ const cacheLog = () => readFileSync(join(squidDir, 'logs', 'cache.log'), 'utf8')
 
 /** curl through Squid on the proxy host (which resolves proxy.example.test): the final status. */
 async function curlStatus(args: readonly string[]): Promise<number> {
-  const { stdout } = await member.exec(
-    'curl',
-    [
-      '-s',
-      '-o',
-      '/dev/null',
-      '-w',
-      '%{http_code}',
-      '--max-time',
-      '20',
-      '-x',
-      `http://proxy.example.test:${squidPort}`,
-      ...args,
-      URL_(),
-    ],
-    { allowFailure: true },
-  );
-  return Number(stdout.slice(-3));
+  return Number(await proxyCurlStatus(member, squidPort, [...args, URL_()]));
 }
-
-/** An NTLMSSP AUTHENTICATE (type 3) with empty fields: well formed, but no one's credentials. */
-const TYPE_3_WRONG = (() => {
-  const bytes = Buffer.alloc(64);
-  bytes.write('NTLMSSP\0', 'latin1');
-  bytes.writeUInt32LE(3, 8);
-  for (let field = 12; field < 60; field += 8) bytes.writeUInt32LE(64, field + 4);
-  bytes.writeUInt32LE(0x00088205, 60);
-  return bytes.toString('base64');
-})();
 
 /** One more request on a client's open connection; resolves with the response head. */
 function request(socket: Socket, authorization: string): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    let text = '';
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString('latin1');
-      const end = text.indexOf('\r\n\r\n');
-      if (end === -1) return;
-      socket.off('data', onData);
-      resolvePromise(text.slice(0, end));
-    };
-    socket.on('data', onData);
-    socket.once('close', () => reject(new Error(`closed after ${JSON.stringify(text.slice(0, 200))}`)));
-    socket.write(
-      `GET ${URL_()} HTTP/1.1\r\nHost: 127.0.0.1:${originPort}\r\nProxy-Connection: keep-alive\r\n` +
-        `Proxy-Authorization: ${authorization}\r\n\r\n`,
-    );
-  });
+  return proxyExchange(socket, { url: URL_(), host: `127.0.0.1:${originPort}`, authorization });
 }
 
 /**
@@ -123,26 +83,14 @@ function silentClient(): Promise<{ socket: Socket; head: string; closed: () => b
   return new Promise((resolvePromise, reject) => {
     const socket = connect(squidPort, member.address);
     let closed = false;
-    let text = '';
     socket.on('close', () => (closed = true));
-    socket.on('error', reject);
+    socket.once('error', reject);
     socket.on('connect', () =>
-      socket.write(
-        `GET ${URL_()} HTTP/1.1\r\nHost: 127.0.0.1:${originPort}\r\nProxy-Connection: keep-alive\r\n` +
-          `Proxy-Authorization: NTLM ${TYPE_1}\r\n\r\n`,
+      request(socket, `NTLM ${NTLM_TYPE_1}`).then(
+        (head) => resolvePromise({ socket, head, closed: () => closed }),
+        reject,
       ),
     );
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString('latin1');
-      const end = text.indexOf('\r\n\r\n');
-      if (end === -1) return;
-      // The whole response (Squid's error page too), so that the next one on the connection starts clean.
-      const length = Number(/^Content-Length: (\d+)/im.exec(text.slice(0, end))?.[1] ?? 0);
-      if (Buffer.byteLength(text, 'latin1') < end + 4 + length) return;
-      socket.off('data', onData);
-      resolvePromise({ socket, head: text.slice(0, end), closed: () => closed });
-    };
-    socket.on('data', onData);
   });
 }
 
@@ -179,7 +127,7 @@ describe('NTLM cannot be starved, through Squid with Samba AD', () => {
     // ones' leases to lapse would have found).
     const first = silent[0];
     if (first === undefined) throw new Error('no silent client');
-    const late = await request(first.socket, `NTLM ${TYPE_3_WRONG}`);
+    const late = await request(first.socket, `NTLM ${NTLM_TYPE_3_EMPTY}`);
     expect(late).toMatch(/^HTTP\/1\.1 407 /);
     expect(cacheLog()).not.toContain('after the handshake was dropped');
     for (const { socket } of silent) socket.destroy();
@@ -194,7 +142,7 @@ describe('NTLM cannot be starved, through Squid with Samba AD', () => {
       const shim = spawn(SHIM, [path], { stdio: ['pipe', 'ignore', 'ignore'] });
       const exited = new Promise((r) => shim.once('exit', r));
       shim.stdin.on('error', () => {});
-      shim.stdin.write(`YR ${TYPE_1} 10.9.9.${i % 250}\n`);
+      shim.stdin.write(`YR ${NTLM_TYPE_1} 10.9.9.${i % 250}\n`);
       return { shim, exited };
     });
     // Some lines are answered by now, most are still waiting for an ntlm_auth: kill them all at once.
