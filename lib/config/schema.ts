@@ -61,6 +61,18 @@ const baseUrl = z
   )
   .refine((u) => new URL(u).search === '' && new URL(u).hash === '', 'must not have a query or fragment');
 
+/**
+ * A PostgreSQL connection URL (libpq's form: several hosts, target_session_attrs), without a password: a
+ * config file is read by more than the service user's processes, and a URL lands in logs and error messages.
+ */
+const postgresUrl = z
+  .string()
+  .max(2048, 'must be at most 2048 characters')
+  .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+  .refine((url) => !/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/.test(url), {
+    message: 'must not hold a password: put it in store.passwordFile (0600) or PGPASSWORD',
+  });
+
 export const configSchema = z
   .object({
     /** Where clients reach Doorman: the API is {baseUrl}api/login/. */
@@ -106,6 +118,23 @@ export const configSchema = z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be a plain file name in stateDir, e.g. doorman.db')
       .default('doorman.db'),
+    /**
+     * Where sessions and settings live. sqlite (the default): the file dbFile in stateDir, for one box.
+     * postgres: a database every box of a site shares (docs/several-proxies.md); the password comes from
+     * passwordFile (0600, the service user's) or libpq's environment (PGPASSWORD, PGPASSFILE), never the URL.
+     */
+    store: z
+      .discriminatedUnion('kind', [
+        z.object({ kind: z.literal('sqlite') }).strict(),
+        z
+          .object({
+            kind: z.literal('postgres'),
+            url: postgresUrl,
+            passwordFile: z.string().startsWith('/', 'must be an absolute path').nullable().default(null),
+          })
+          .strict(),
+      ])
+      .default({ kind: 'sqlite' }),
     /**
      * The user Squid runs helpers as (Debian: proxy). Started as root, Doorman gives the state dir to this
      * user and runs as it, so Squid's helpers and the web app share one DB. Ignored when not root.

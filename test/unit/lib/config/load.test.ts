@@ -15,6 +15,7 @@ const DEFAULTS: Config = {
   stateDir: '/var/lib/doorman',
   sambaDir: null,
   dbFile: 'doorman.db',
+  store: { kind: 'sqlite' },
   serviceUser: 'proxy',
   api: {
     maxBodyBytes: 4096,
@@ -400,3 +401,34 @@ describe('dbPath', () => {
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('store', () => {
+  const problems = (store: unknown) => thrown(() => parseConfig({ store }, 'test')).message;
+
+  it('is SQLite unless set; a PostgreSQL store keeps its URL and has no password file unless given', () => {
+    expect(parseConfig({}, 'test').store).toEqual({ kind: 'sqlite' });
+    const url = 'postgres://doorman@db1,db2/doorman?target_session_attrs=read-write';
+    expect(parseConfig({ store: { kind: 'postgres', url } }, 'test').store).toEqual({
+      kind: 'postgres',
+      url,
+      passwordFile: null,
+    });
+  });
+
+  it('refuses a URL that holds a password, naming the field and where the password goes', () => {
+    expect(problems({ kind: 'postgres', url: 'postgres://doorman:s3cret@db1/doorman' })).toContain(
+      'store.url: must not hold a password: put it in store.passwordFile (0600) or PGPASSWORD',
+    );
+  });
+
+  it('refuses another scheme, an unknown kind, a relative password file and a stray key', () => {
+    expect(problems({ kind: 'postgres', url: 'mysql://db1/doorman' })).toContain(
+      'store.url: must start with postgres:// or postgresql://',
+    );
+    expect(problems({ kind: 'mysql' })).toMatch(/store\.kind: /);
+    expect(problems({ kind: 'postgres', url: 'postgres://db1/d', passwordFile: 'pw' })).toContain(
+      'store.passwordFile: must be an absolute path',
+    );
+    expect(problems({ kind: 'sqlite', url: 'postgres://db1/d' })).toMatch(/store: .*url/);
+  });
+});
