@@ -1,0 +1,146 @@
+import type { DirectorySettings } from '../directory/settings.ts';
+import type { DeviceGroup, PortalSettings } from '../portal/settings.ts';
+import type { AdminSession, AdminUserInfo, NewAdminSession } from './admin-store.ts';
+import type { ApiKeyInfo } from './api-key-store.ts';
+import type { ChangedDeviceGroup, DeviceGroupChanges } from './device-group-store.ts';
+import type { AppliedDirectory, ApplyOptions, ApplyResult } from './directory-settings-store.ts';
+import type { PortalSaveResult, PortalSettingsPatch } from './portal-settings-store.ts';
+import type { Session, SessionKey, SessionSource, StartSession } from './session-store.ts';
+
+/**
+ * What every box of a site shares, whichever engine holds it: one interface, two implementations (SQLite in
+ * stateDir for one box, lib/store/sqlite-store.ts; PostgreSQL for several, lib/store/postgres/).
+ *
+ * The rule of the interface: **reads that a request or a lookup makes are synchronous** and never wait on the
+ * network (SQLite answers them from its file; PostgreSQL from the process's replica of the tables, kept by
+ * LISTEN and change numbers); **writes return a promise** that resolves once the write is durable and this
+ * process's own reads see it. A write that decides something (which Device Group holds a device, whether a
+ * name is taken) decides inside the transaction that writes. While the engine is unreachable writes reject
+ * with STORE_UNAVAILABLE (the web app's 503) and reads go on answering from what was last known.
+ *
+ * What stays per box is not here: seamless sign-on's state (each box joins as its own computer account), the
+ * Negotiate/NTLM client counts, the password-guessing counters (local SQLite always), and the files of
+ * secrets (proxy key, bind password).
+ */
+
+/** Sessions: one live identity per key (an IP address or a MAC address). */
+export interface SessionRepository {
+  /** The live session on a key (hard expiry checked; idleness is the caller's, see lib/portal/portal-sessions.ts). */
+  find(key: SessionKey): Session | undefined;
+  /** Every live session, ordered by key kind and key. */
+  list(): Session[];
+  /** Start a session on a key, replacing any there. Writes of one event-loop turn share one transaction. */
+  start(input: StartSession): Promise<Session>;
+  /**
+   * A splash-page session, and for a registration from an IPv6 client its address binding too
+   * (lib/portal/address-binding.ts), in one transaction.
+   */
+  startPortal(
+    start: StartSession,
+    options: { clientIp: string; settings: PortalSettings },
+  ): Promise<{ session: Session; binding: Session | undefined }>;
+  /**
+   * Usage Agreement Only: `agreement:<group>` on `ip`, the group being the first active Device Group holding
+   * it, decided inside the transaction that writes; undefined (nothing written) when no active group does.
+   */
+  startAgreement(
+    ip: string,
+    settings: Pick<PortalSettings, 'idleTimeoutMinutes' | 'hardTimeoutMinutes'>,
+  ): Promise<{ session: Session; group: DeviceGroup } | undefined>;
+  /** End the session on a key: the ended session (live or expired), or undefined if there was none. */
+  end(key: SessionKey): Promise<Session | undefined>;
+  /** End every session; how many there were. */
+  clear(): Promise<number>;
+  /** End the sessions made by these ways in (Clear current sessions); how many. */
+  endBySource(sources: readonly SessionSource[]): Promise<number>;
+  /** Record "last seen" times (session id → ms); a later time than the stored one wins. */
+  touch(seen: ReadonlyMap<number, number>): Promise<void>;
+  /** Delete sessions past their hard expiry; how many. */
+  purgeExpired(): Promise<number>;
+  /** Moves whenever a session may have changed (any box's write): a reader keeps answers cached until then. */
+  changeStamp(): string;
+}
+
+/** The login API's keys: only a hash of each is kept. */
+export interface ApiKeyRepository {
+  /** A new key under a unique name: the key itself is in the answer and nowhere else, ever. */
+  create(name: string): Promise<{ key: string; info: ApiKeyInfo }>;
+  /** A well-formed, known, unrevoked key; the same work in every case (timing tells nothing). */
+  verify(presented: string): boolean;
+  list(): ApiKeyInfo[];
+  revoke(name: string): Promise<ApiKeyInfo>;
+}
+
+/** The web app's administrators and their sign-ins. */
+export interface AdminRepository {
+  setPassword(name: string, password: string): Promise<{ created: boolean }>;
+  verify(name: string, password: string): Promise<boolean>;
+  has(name: string): boolean;
+  list(): AdminUserInfo[];
+  /** Remove an administrator and end their sign-ins (NOT_FOUND if there is none; the last one stays). */
+  remove(name: string): Promise<void>;
+  signIn(name: string, password: string): Promise<NewAdminSession | undefined>;
+  createSession(userName: string): Promise<NewAdminSession>;
+  findSession(token: string): AdminSession | undefined;
+  endSession(token: string): Promise<boolean>;
+  endSessionsOf(userName: string): Promise<number>;
+}
+
+/** The captive portal's Device Groups. Changes end the agreements they leave outside every active group. */
+export interface DeviceGroupRepository {
+  list(): DeviceGroup[];
+  get(id: number): DeviceGroup | undefined;
+  findByName(name: string): DeviceGroup | undefined;
+  activeGroupFor(ip: string): DeviceGroup | undefined;
+  create(input: { name: unknown; cidrs: unknown; active?: unknown }): Promise<DeviceGroup>;
+  update(id: number, changes: DeviceGroupChanges): Promise<ChangedDeviceGroup>;
+  setActive(id: number, active: boolean): Promise<ChangedDeviceGroup>;
+  remove(id: number): Promise<ChangedDeviceGroup>;
+}
+
+/** The captive portal's settings; a save applies the new limits to the portal's open sessions, atomically. */
+export interface PortalSettingsRepository {
+  load(): PortalSettings;
+  /** Moves when the settings may have changed. */
+  version(): number;
+  save(input: unknown): Promise<PortalSaveResult>;
+  update(patch: PortalSettingsPatch): Promise<PortalSaveResult>;
+}
+
+/** The directory's settings (the bind password is a file of each box's own, never in the store). */
+export interface DirectorySettingsRepository {
+  load(): AppliedDirectory | undefined;
+  version(): number;
+  apply(input: unknown, password: string | undefined, options: ApplyOptions): Promise<ApplyResult>;
+}
+
+export type StoreEngine = 'sqlite' | 'postgres';
+
+/** `doorman store status`, and later the metrics. */
+export interface StoreStatus {
+  engine: StoreEngine;
+  /** Where: the DB file, or the URL without a password. */
+  location: string;
+  /** The schema version the store is at, undefined when it cannot be read now. */
+  schemaVersion: number | undefined;
+  connected: boolean;
+  /** PostgreSQL: how far behind this process's replica is (ms since it last caught up). */
+  staleMs?: number;
+  /** PostgreSQL standby lag of the server connected to, ms (0 on a primary). */
+  replicationLagMs?: number;
+}
+
+export interface Store {
+  readonly engine: StoreEngine;
+  readonly sessions: SessionRepository;
+  readonly apiKeys: ApiKeyRepository;
+  readonly admins: AdminRepository;
+  readonly deviceGroups: DeviceGroupRepository;
+  readonly portal: PortalSettingsRepository;
+  readonly directory: DirectorySettingsRepository;
+  status(): Promise<StoreStatus>;
+  /** Write what is pending (within a short deadline) and close. */
+  close(): Promise<void>;
+}
+
+export type { DirectorySettings };
