@@ -31,6 +31,9 @@ samba-vfs-modules winbind smbclient krb5-user openssl nftables c-icap"
 # systemd-socket-activate (test/integration/systemd-units.test.ts); the package installs them without
 # making systemd PID 1.
 [ "$mode" = test ] && packages="$packages systemd"
+# Several boxes on one PostgreSQL (issue 15): the tests start throwaway clusters of Debian's PostgreSQL 15 with
+# initdb and pg_ctl (test/harness/postgres.ts); its postinst starts nothing without systemd.
+[ "$mode" = test ] && packages="$packages postgresql"
 
 missing=""
 for p in $packages; do

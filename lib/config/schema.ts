@@ -121,7 +121,7 @@ export const configSchema = z
     /**
      * Where sessions and settings live. sqlite (the default): the file dbFile in stateDir, for one box.
      * postgres: a database every box of a site shares (docs/several-proxies.md); the password comes from
-     * passwordFile (0600, the service user's) or libpq's environment (PGPASSWORD, PGPASSFILE), never the URL.
+     * passwordFile (0600, the service user's) or PGPASSWORD in the environment, never the URL.
      */
     store: z
       .discriminatedUnion('kind', [

@@ -1,0 +1,80 @@
+import { fstatSync, openSync, closeSync } from 'node:fs';
+import postgres from 'postgres';
+import { DoormanError } from '../../errors.ts';
+import { readCapped } from '../../fs/read-capped.ts';
+
+/** A client of the `postgres` library (a pool; LISTEN on a connection of its own). */
+export type Sql = postgres.Sql;
+/** A transaction's handle: the same tagged template, bound to one connection. */
+export type Tx = postgres.TransactionSql;
+
+export interface PostgresSettings {
+  /** libpq's URL form, several hosts allowed; never a password (the config refuses one). */
+  url: string;
+  /** A file holding the password (its first line), the service user's and 0600; null: PGPASSWORD or none. */
+  passwordFile: string | null;
+}
+
+export interface ConnectOptions {
+  /** Shown in pg_stat_activity: which Doorman process this is (doorman-serve, doorman-authd, doorman-cli). */
+  applicationName: string;
+  /** Connections in the pool. */
+  max?: number;
+  /** Seconds to give up connecting to one host (then the next is tried). */
+  connectTimeoutSeconds?: number;
+  /** Server notices and connection trouble, one line each (never a password: the library's messages hold none). */
+  log?: (line: string) => void;
+}
+
+const MAX_PASSWORD_FILE_BYTES = 4096;
+
+/**
+ * The password of store.passwordFile, read at every (re)connect so a rotated password is taken without a
+ * restart. A file anyone but its owner can read or write is refused: it is a secret.
+ */
+export function readPasswordFile(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const mode = fstatSync(fd).mode & 0o077;
+    if (mode !== 0)
+      throw new DoormanError(
+        'UNSAFE_PATH',
+        `store.passwordFile ${path}: readable or writable by others (mode ${(fstatSync(fd).mode & 0o777).toString(8)}): chmod 600 it`,
+      );
+  } finally {
+    closeSync(fd);
+  }
+  const line = readCapped(path, MAX_PASSWORD_FILE_BYTES).split('\n')[0] ?? '';
+  return line.replace(/\r$/, '');
+}
+
+/** The URL as logs and `doorman store status` show it: a password, if one got in anyway, is masked. */
+export function showUrl(url: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^/@:]*):[^/@]*@/, '$1:***@');
+}
+
+/**
+ * A client for the store. Times are bigint milliseconds in the schema: they come back as JS numbers (they fit
+ * in 2^53). Prepared statements and pipelining are the library's defaults. Connections are opened lazily; a
+ * broken one is replaced at the next query, and a LISTEN is re-issued on the new connection by the library.
+ */
+export function connectPostgres(settings: PostgresSettings, options: ConnectOptions): Sql {
+  const { passwordFile } = settings;
+  return postgres(settings.url, {
+    max: options.max ?? 4,
+    connect_timeout: options.connectTimeoutSeconds ?? 5,
+    idle_timeout: 0,
+    ...(passwordFile === null ? {} : { password: () => readPasswordFile(passwordFile) }),
+    connection: { application_name: options.applicationName },
+    types: {
+      bigint: {
+        to: 20,
+        from: [20],
+        serialize: (value: number) => String(value),
+        parse: (value: string) => Number(value),
+      },
+    },
+    onnotice: (notice) =>
+      options.log?.(`PostgreSQL: ${notice.severity ?? 'NOTICE'}: ${notice.message ?? ''}`),
+  });
+}
