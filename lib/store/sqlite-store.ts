@@ -1,0 +1,186 @@
+import { type Clock, systemClock } from '../clock.ts';
+import { DoormanError } from '../errors.ts';
+import { addressBinding } from '../portal/address-binding.ts';
+import { agreementSession } from '../portal/portal-sessions.ts';
+import { AdminStore } from './admin-store.ts';
+import { ApiKeyStore } from './api-key-store.ts';
+import type { Schedule } from './busy.ts';
+import type { Db } from './database.ts';
+import { DeviceGroupStore } from './device-group-store.ts';
+import { DirectorySettingsStore } from './directory-settings-store.ts';
+import { type Commits, GroupCommit } from './group-commit.ts';
+import { PortalSettingsStore } from './portal-settings-store.ts';
+import { SessionStore } from './session-store.ts';
+import type {
+  AdminRepository,
+  ApiKeyRepository,
+  DeviceGroupRepository,
+  DirectorySettingsRepository,
+  PortalSettingsRepository,
+  SessionRepository,
+  Store,
+  StoreStatus,
+} from './store.ts';
+
+export interface SqliteStoreOptions {
+  /** The directory's bind password: a file of each box's own (directoryPasswordPath), never in the DB. */
+  passwordFile: string;
+  /** Default the system clock. */
+  clock?: Clock;
+  /** The timers a write waits on while another process holds the write lock (tests pass their own). */
+  schedule?: Schedule;
+  /** The shortest idle timeout a portal save may set (config/schema.ts leastIdleSeconds); default 0. */
+  leastIdleSeconds?: number;
+  /** Whether a directory is applied, for a portal save (tests); default this DB's directory row. */
+  directoryApplied?: () => boolean;
+  /**
+   * Where session, API-key and admin-sign-in writes go: default a GroupCommit on `db`. Tests wrap it to act
+   * between a request's reads and its write.
+   */
+  commits?: Commits;
+}
+
+/**
+ * The store of one box: the Store interface over the session DB in stateDir. Reads are the classes' own
+ * (synchronous, from the file). Writes that were synchronous go through the group commit, one transaction per
+ * turn of the event loop, so each promise resolves once its transaction is committed, and a DB locked by
+ * another process is waited for on timers (busy.ts), never in SQLite's busy handler. The writes that already
+ * returned promises (Device Groups, the settings, an admin's password and sign-in) keep their own IMMEDIATE
+ * transactions and busy retries. close() waits for every write asked for before it, then closes the DB; a
+ * write asked for after it fails with STORE_UNAVAILABLE.
+ */
+export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
+  const clock = options.clock ?? systemClock;
+  const schedule = options.schedule === undefined ? {} : { schedule: options.schedule };
+  const sessions = new SessionStore(db, clock);
+  const apiKeys = new ApiKeyStore(db, clock);
+  const admins = new AdminStore(db, clock, schedule);
+  const groups = new DeviceGroupStore(db, { clock, ...schedule });
+  const portal = new PortalSettingsStore(db, {
+    clock,
+    ...schedule,
+    ...(options.leastIdleSeconds === undefined ? {} : { leastIdleSeconds: options.leastIdleSeconds }),
+    ...(options.directoryApplied === undefined ? {} : { directoryApplied: options.directoryApplied }),
+  });
+  const directory = new DirectorySettingsStore(db, {
+    passwordFile: options.passwordFile,
+    clock,
+    ...schedule,
+  });
+  const commits = options.commits ?? new GroupCommit(db, { clock, ...schedule });
+
+  const pending = new Set<Promise<unknown>>();
+  let closing: Promise<void> | undefined;
+  /** A write under way: close() waits for it. Refused once close() was called. */
+  const track = <T>(start: () => Promise<T>): Promise<T> => {
+    if (closing !== undefined)
+      return Promise.reject(new DoormanError('STORE_UNAVAILABLE', `the session DB ${db.name} is closed`));
+    const write = start();
+    pending.add(write);
+    const done = () => void pending.delete(write);
+    write.then(done, done);
+    return write;
+  };
+  /** A synchronous write, in the next shared transaction of the group commit. */
+  const commit = <T>(write: () => T): Promise<T> => track(() => commits.run(write));
+
+  const sessionRepository: SessionRepository = {
+    find: (key) => sessions.find(key),
+    list: () => sessions.list(),
+    start: (input) => commit(() => sessions.start(input)),
+    // A registration from an IPv6 client is bound to the client's address too (lib/portal/address-binding.ts):
+    // Squid cannot give the helper an IPv6 client's MAC. Both in one transaction, answered once committed
+    // (the session helper sees them when the browser follows the redirect).
+    startPortal: (start, { clientIp, settings }) =>
+      commit(() => {
+        const session = sessions.start(start);
+        const bind = session.key.kind === 'mac' && clientIp.includes(':');
+        return {
+          session,
+          binding: bind ? sessions.start(addressBinding(session, clientIp, settings)) : undefined,
+        };
+      }),
+    // The group is decided inside the transaction that writes, not when the request arrived: a Device Group
+    // change ends the agreements of the groups it switches off in its own transaction, and SQLite runs the two
+    // one after the other. Decided any earlier, a group switched off between the check and this write would
+    // leave a session that sweep never saw, and the session helper would answer OK for a group that is off.
+    // activeGroupFor reads the groups afresh after any commit, this process's or another's.
+    startAgreement: (ip, settings) =>
+      commit(() => {
+        const group = groups.activeGroupFor(ip);
+        if (group === undefined) return undefined;
+        return { group, session: sessions.start(agreementSession(ip, group.name, settings, clock.now())) };
+      }),
+    end: (key) => commit(() => sessions.end(key)),
+    clear: () => commit(() => sessions.clear()),
+    endBySource: (sources) => commit(() => sessions.endBySource(sources)),
+    touch: (seen) => commit(() => sessions.touch(seen)),
+    purgeExpired: () => commit(() => sessions.purgeExpired()),
+    changeStamp: () => sessions.changeStamp(),
+  };
+
+  const apiKeyRepository: ApiKeyRepository = {
+    create: (name) => commit(() => apiKeys.create(name)),
+    verify: (presented) => apiKeys.verify(presented),
+    list: () => apiKeys.list(),
+    revoke: (name) => commit(() => apiKeys.revoke(name)),
+  };
+
+  const adminRepository: AdminRepository = {
+    setPassword: (name, password) => track(() => admins.setPassword(name, password)),
+    verify: (name, password) => track(() => admins.verify(name, password)),
+    has: (name) => admins.has(name),
+    list: () => admins.list(),
+    remove: (name) => commit(() => admins.remove(name)),
+    signIn: (name, password) => track(() => admins.signIn(name, password)),
+    createSession: (userName) => commit(() => admins.createSession(userName)),
+    findSession: (token) => admins.findSession(token),
+    endSession: (token) => commit(() => admins.endSession(token)),
+    endSessionsOf: (userName) => commit(() => admins.endSessionsOf(userName)),
+  };
+
+  const deviceGroupRepository: DeviceGroupRepository = {
+    list: () => groups.list(),
+    get: (id) => groups.get(id),
+    findByName: (name) => groups.findByName(name),
+    activeGroupFor: (ip) => groups.activeGroupFor(ip),
+    create: (input) => track(() => groups.create(input)),
+    update: (id, changes) => track(() => groups.update(id, changes)),
+    setActive: (id, active) => track(() => groups.setActive(id, active)),
+    remove: (id) => track(() => groups.remove(id)),
+  };
+
+  const portalRepository: PortalSettingsRepository = {
+    load: () => portal.load(),
+    version: () => portal.version(),
+    save: (input) => track(() => portal.save(input)),
+    update: (patch) => track(() => portal.update(patch)),
+  };
+
+  const directoryRepository: DirectorySettingsRepository = {
+    load: () => directory.load(),
+    version: () => directory.version(),
+    apply: (input, password, applyOptions) => track(() => directory.apply(input, password, applyOptions)),
+  };
+
+  return {
+    engine: 'sqlite',
+    sessions: sessionRepository,
+    apiKeys: apiKeyRepository,
+    admins: adminRepository,
+    deviceGroups: deviceGroupRepository,
+    portal: portalRepository,
+    directory: directoryRepository,
+    status: async (): Promise<StoreStatus> => ({
+      engine: 'sqlite',
+      location: db.name,
+      schemaVersion: db.open ? (db.pragma('user_version', { simple: true }) as number) : undefined,
+      connected: db.open,
+    }),
+    close: () =>
+      (closing ??= (async () => {
+        await Promise.allSettled([...pending]);
+        if (db.open) db.close();
+      })()),
+  };
+}
