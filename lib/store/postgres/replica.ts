@@ -1,0 +1,193 @@
+import { systemClock, type Clock } from '../../clock.ts';
+import { DoormanError } from '../../errors.ts';
+import type { Log } from '../../log.ts';
+import { parseChange } from './changes.ts';
+import type { Sql, Tx } from './connect.ts';
+import { CHANGES_CHANNEL, REPLICATED_TABLES, type ReplicatedTable } from './schema.ts';
+
+/**
+ * One replicated table as this process holds it. `load` reads it whole inside the replica's read-only,
+ * repeatable-read transaction; `delta`, when given, reads only what changed after a number (the sessions,
+ * which are too many to read whole at every change). Each returns a function that applies what was read:
+ * nothing is applied before the transaction has ended well.
+ */
+export interface TableSync {
+  load(tx: Tx): Promise<() => void>;
+  delta?(tx: Tx, after: number): Promise<() => void>;
+}
+
+interface Counter {
+  last: number;
+  pruned: number;
+}
+
+export interface ReplicaOptions {
+  log: Log;
+  clock?: Clock;
+  /** How often the counters are read even without a notification (a lost one; the staleness measure), ms. */
+  pollMs?: number;
+  /** Staleness past which it is logged (again every this much while it lasts), ms. */
+  staleLogMs?: number;
+}
+
+/**
+ * This process's copy of the shared tables, so that reads never wait on the network (issue 15). It listens
+ * first, then reads: on every (re)connection of its LISTEN it catches up with every table, on a notification
+ * with the table named, and every `pollMs` anyway. Catching up reads the counters and, in one read-only
+ * snapshot, for each table whose number moved, its delta (or all of it: at the first load, or when the
+ * deletions it would need have been pruned). While PostgreSQL cannot be reached, the copy stays as it was and
+ * its age is logged; the next successful read catches up without a restart.
+ */
+export class Replica {
+  readonly #sql: Sql;
+  readonly #log: Log;
+  readonly #clock: Clock;
+  readonly #pollMs: number;
+  readonly #staleLogMs: number;
+  readonly #tables = new Map<ReplicatedTable, TableSync>();
+  /** What this process has applied of each table; -1: never loaded. */
+  readonly #applied = new Map<ReplicatedTable, number>(REPLICATED_TABLES.map((t) => [t, -1]));
+  readonly #waiters: Array<{ tab: ReplicatedTable; change: number; resolve: () => void }> = [];
+  #caughtUpAt: number | undefined;
+  #lastStaleLog = 0;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #timer: NodeJS.Timeout | undefined;
+  #unlisten: (() => Promise<void>) | undefined;
+  #closed = false;
+
+  constructor(sql: Sql, options: ReplicaOptions) {
+    this.#sql = sql;
+    this.#log = options.log;
+    this.#clock = options.clock ?? systemClock;
+    this.#pollMs = options.pollMs ?? 1000;
+    this.#staleLogMs = options.staleLogMs ?? 10_000;
+  }
+
+  /** Register a table before start(). */
+  table(tab: ReplicatedTable, sync: TableSync): void {
+    this.#tables.set(tab, sync);
+  }
+
+  /**
+   * Listen, then load every registered table. Resolves once loaded (the process can answer); rejects if
+   * PostgreSQL cannot be reached now (the caller decides whether to wait and try again).
+   */
+  async start(): Promise<void> {
+    const listening = await this.#sql.listen(
+      CHANGES_CHANNEL,
+      (payload) => {
+        const change = parseChange(payload);
+        if (change !== undefined && change.change > this.applied(change.tab)) void this.catchUp();
+      },
+      // On the first LISTEN and on every one after a reconnect: what was sent meanwhile is lost.
+      () => void this.catchUp(),
+    );
+    this.#unlisten = listening.unlisten;
+    await this.catchUp();
+    const unloaded = [...this.#tables.keys()].filter((tab) => this.applied(tab) < 0);
+    if (unloaded.length > 0)
+      throw new DoormanError('STORE_UNAVAILABLE', `PostgreSQL store: could not load ${unloaded.join(', ')}`);
+    this.#timer = setInterval(() => void this.catchUp(), this.#pollMs);
+    this.#timer.unref();
+  }
+
+  /** The change number of `tab` this process has applied (-1 before the first load). */
+  applied(tab: ReplicatedTable): number {
+    return this.#applied.get(tab) ?? -1;
+  }
+
+  /**
+   * Resolves once this process has applied `tab` up to `change` (a write's own, for read-your-writes), or after
+   * `deadlineMs` anyway: the write is durable, only this process's view of it would be late (PostgreSQL gone
+   * right after the commit), and a writer must not wait for ever.
+   */
+  caughtUp(tab: ReplicatedTable, change: number, deadlineMs = 5000): Promise<void> {
+    if (this.applied(tab) >= change) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = { tab, change, resolve: () => (clearTimeout(timer), resolve()) };
+      const timer = setTimeout(() => {
+        const at = this.#waiters.indexOf(waiter);
+        if (at >= 0) this.#waiters.splice(at, 1);
+        resolve();
+      }, deadlineMs);
+      this.#waiters.push(waiter);
+      void this.catchUp();
+    });
+  }
+
+  /** Ms since this process last read the counters successfully; undefined before the first time. */
+  staleMs(): number | undefined {
+    return this.#caughtUpAt === undefined ? undefined : this.#clock.now() - this.#caughtUpAt;
+  }
+
+  /** Catch up now (coalesced: one read at a time, and one more if asked meanwhile). */
+  catchUp(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    if (this.#running !== undefined) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = this.#read()
+      .catch((error: unknown) => this.#unreachable(error))
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#again && !this.#closed) {
+          this.#again = false;
+          void this.catchUp();
+        }
+      });
+    return this.#running;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    await this.#unlisten?.().catch(() => undefined);
+    await this.#running;
+  }
+
+  async #read(): Promise<void> {
+    const applies = await this.#sql.begin('isolation level repeatable read read only', async (tx) => {
+      const rows = await tx<({ tab: ReplicatedTable } & Counter)[]>`SELECT tab, last, pruned FROM changes`;
+      const out: Array<{ tab: ReplicatedTable; last: number; apply: () => void }> = [];
+      for (const row of rows) {
+        const sync = this.#tables.get(row.tab);
+        const applied = this.applied(row.tab);
+        if (sync === undefined || row.last === applied) continue;
+        const delta = applied < 0 || applied < row.pruned ? undefined : sync.delta?.bind(sync);
+        const apply = await (delta === undefined ? sync.load(tx) : delta(tx, applied));
+        out.push({ tab: row.tab, last: row.last, apply });
+      }
+      return out;
+    });
+    for (const { tab, last, apply } of applies) {
+      apply();
+      this.#applied.set(tab, last);
+    }
+    if (this.#caughtUpAt !== undefined && this.#clock.now() - this.#caughtUpAt >= this.#staleLogMs) {
+      this.#log(
+        `store: PostgreSQL reachable again; caught up after ${this.#clock.now() - this.#caughtUpAt} ms`,
+      );
+    }
+    this.#caughtUpAt = this.#clock.now();
+    this.#wake();
+  }
+
+  #wake(): void {
+    const ready = this.#waiters.filter((w) => this.applied(w.tab) >= w.change);
+    for (const waiter of ready) {
+      this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+  }
+
+  #unreachable(error: unknown): void {
+    const now = this.#clock.now();
+    if (now - this.#lastStaleLog < this.#staleLogMs) return;
+    this.#lastStaleLog = now;
+    const age =
+      this.#caughtUpAt === undefined ? 'never loaded' : `last caught up ${now - this.#caughtUpAt} ms ago`;
+    this.#log(`store: PostgreSQL unreachable (${(error as Error).message}): answering from memory, ${age}`);
+  }
+}
