@@ -1,0 +1,244 @@
+import type { Clock } from '../../clock.ts';
+import { addressBinding } from '../../portal/address-binding.ts';
+import { agreementSession } from '../../portal/portal-sessions.ts';
+import { CidrSet, type DeviceGroup, type PortalSettings } from '../../portal/settings.ts';
+import type { Session, SessionKey, SessionSource, StartSession } from '../session-store.ts';
+import type { SessionRepository } from '../store.ts';
+import { takeChange } from './changes.ts';
+import type { Sql, Tx } from './connect.ts';
+import type { Replica } from './replica.ts';
+import { SessionTable, toSession, type SessionRow } from './session-table.ts';
+import { WriteBatch, type Effect } from './write-batch.ts';
+
+/** Deletions are kept this long; a replica further behind loads everything again (replica.ts). */
+export const DELETIONS_KEPT_MS = 86_400_000;
+/** "Last seen" times per statement: a bounded statement, never one of 100,000 rows. */
+const SEEN_PER_STATEMENT = 2000;
+
+interface Context {
+  change: number;
+  now: number;
+}
+
+interface GroupRow {
+  id: number;
+  name: string;
+  cidrs: string[];
+  active: boolean;
+}
+
+/**
+ * Sessions on PostgreSQL. Lookups (find, list) answer from this process's copy (SessionTable), kept by the
+ * replica; writes of one event-loop turn go to PostgreSQL in one transaction with one change number (WriteBatch)
+ * and, once committed, are applied to the copy at once: the writer reads its own writes, other boxes have them
+ * at their replica's next catch-up (the NOTIFY, tens of ms).
+ */
+export class PgSessions implements SessionRepository {
+  readonly #table = new SessionTable();
+  readonly #replica: Replica;
+  readonly #clock: Clock;
+  readonly #batch: WriteBatch<Context>;
+  /** Own writes applied ahead of the replica: changeStamp moves with them too. */
+  #ownWrites = 0;
+
+  constructor(sql: Sql, replica: Replica, options: { clock: Clock; deadlineMs?: number }) {
+    this.#replica = replica;
+    this.#clock = options.clock;
+    replica.table('sessions', {
+      load: async (tx) => {
+        const rows = await tx<SessionRow[]>`SELECT * FROM sessions`;
+        return () => this.#table.replace(rows);
+      },
+      delta: async (tx, after) => {
+        const rows = await tx<SessionRow[]>`SELECT * FROM sessions WHERE change > ${after}`;
+        const gone = await tx<{ id: number }[]>`SELECT id FROM session_deletions WHERE change > ${after}`;
+        return () => {
+          for (const { id } of gone) this.#table.remove(id);
+          for (const row of rows) this.#table.put(row);
+        };
+      },
+    });
+    this.#batch = new WriteBatch<Context>({
+      sql,
+      ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+      begin: async (tx) => ({ change: await takeChange(tx, 'sessions'), now: this.#clock.now() }),
+      committed: (context, effects) => this.#applyOwn(context.change, effects),
+    });
+  }
+
+  find(key: SessionKey): Session | undefined {
+    return this.#table.find(key, this.#clock.now());
+  }
+
+  list(): Session[] {
+    return this.#table.list(this.#clock.now());
+  }
+
+  /** How many sessions this process holds (live or not yet purged). */
+  get size(): number {
+    return this.#table.size;
+  }
+
+  changeStamp(): string {
+    return `${this.#replica.applied('sessions')}:${this.#ownWrites}`;
+  }
+
+  start(input: StartSession): Promise<Session> {
+    return this.#batch.run(async (tx, context) => {
+      const row = await upsert(tx, context, input);
+      return { value: toSession(row), rows: [row] };
+    });
+  }
+
+  startPortal(
+    start: StartSession,
+    options: { clientIp: string; settings: PortalSettings },
+  ): Promise<{ session: Session; binding: Session | undefined }> {
+    return this.#batch.run(async (tx, context) => {
+      const row = await upsert(tx, context, start);
+      const session = toSession(row);
+      // A registration from an IPv6 client: Squid cannot give the helper its MAC, so its address is bound too.
+      const bound =
+        session.key.kind === 'mac' && options.clientIp.includes(':')
+          ? await upsert(tx, context, addressBinding(session, options.clientIp, options.settings))
+          : undefined;
+      const value = { session, binding: bound === undefined ? undefined : toSession(bound) };
+      return { value, rows: bound === undefined ? [row] : [row, bound] };
+    });
+  }
+
+  startAgreement(
+    ip: string,
+    settings: Pick<PortalSettings, 'idleTimeoutMinutes' | 'hardTimeoutMinutes'>,
+  ): Promise<{ session: Session; group: DeviceGroup } | undefined> {
+    return this.#batch.run(async (tx, context) => {
+      // Device Group writers hold their counter row until commit (lock order: settings, device_groups,
+      // sessions): sharing it waits for one in flight, so the groups read below are the committed ones and no
+      // group is switched off between this decision and this commit.
+      await tx`SELECT last FROM changes WHERE tab = 'device_groups' FOR SHARE`;
+      const groups = await tx<
+        GroupRow[]
+      >`SELECT id, name, cidrs, active FROM device_groups WHERE active ORDER BY id`;
+      const holding = groups.find((g) => new CidrSet(g.cidrs).has(ip));
+      if (holding === undefined) return { value: undefined };
+      const row = await upsert(tx, context, agreementSession(ip, holding.name, settings, context.now));
+      const group: DeviceGroup = {
+        id: holding.id,
+        name: holding.name,
+        cidrs: holding.cidrs,
+        active: holding.active,
+      };
+      return { value: { session: toSession(row), group }, rows: [row] };
+    });
+  }
+
+  end(key: SessionKey): Promise<Session | undefined> {
+    return this.#batch.run(async (tx, context) => {
+      const rows = await deleteSessions(tx, context, tx`key_kind = ${key.kind} AND key = ${key.value}`);
+      const [row] = rows;
+      return { value: row === undefined ? undefined : toSession(row), deleted: rows.map((r) => r.id) };
+    });
+  }
+
+  clear(): Promise<number> {
+    return this.#batch.run(async (tx, context) => {
+      const rows = await deleteSessions(tx, context, tx`true`);
+      return { value: rows.length, deleted: rows.map((r) => r.id) };
+    });
+  }
+
+  endBySource(sources: readonly SessionSource[]): Promise<number> {
+    return this.#batch.run(async (tx, context) => {
+      const rows = await deleteSessions(tx, context, tx`source = ANY(${[...sources]}::text[])`);
+      return { value: rows.length, deleted: rows.map((r) => r.id) };
+    });
+  }
+
+  /**
+   * "Last seen", in statements of at most SEEN_PER_STATEMENT rows. Only a later time is written; the rows take
+   * this change number, so every box's replica learns the sighting (idleness is judged across all boxes).
+   */
+  touch(seen: ReadonlyMap<number, number>): Promise<void> {
+    if (seen.size === 0) return Promise.resolve();
+    const entries = [...seen];
+    return this.#batch.run(async (tx, context) => {
+      const rows: SessionRow[] = [];
+      for (let i = 0; i < entries.length; i += SEEN_PER_STATEMENT) {
+        const chunk = entries.slice(i, i + SEEN_PER_STATEMENT);
+        rows.push(
+          ...(await tx<SessionRow[]>`
+            UPDATE sessions SET last_seen = t.seen, change = ${context.change}
+            FROM unnest(${chunk.map(([id]) => id)}::bigint[], ${chunk.map(([, at]) => at)}::bigint[]) AS t(id, seen)
+            WHERE sessions.id = t.id AND t.seen > sessions.last_seen
+            RETURNING sessions.*`),
+        );
+      }
+      return { value: undefined, rows };
+    });
+  }
+
+  /** Delete what is past its hard expiry, and the deletions older than DELETIONS_KEPT_MS. */
+  purgeExpired(): Promise<number> {
+    return this.#batch.run(async (tx, context) => {
+      const rows = await deleteSessions(tx, context, tx`expires_at <= ${context.now}`);
+      await tx`
+        WITH old AS (DELETE FROM session_deletions WHERE at < ${context.now - DELETIONS_KEPT_MS} RETURNING change)
+        UPDATE changes SET pruned = greatest(pruned, (SELECT max(change) FROM old))
+        WHERE tab = 'sessions' AND EXISTS (SELECT 1 FROM old)`;
+      return { value: rows.length, deleted: rows.map((r) => r.id) };
+    });
+  }
+
+  /** Resolves once every write asked for so far has been answered. */
+  drain(): Promise<void> {
+    return this.#batch.drain();
+  }
+
+  /**
+   * What this process wrote, into its copy at once, unless its replica has already gone past that change
+   * number: then the copy holds what came after, and this would bring back an older state.
+   */
+  #applyOwn(change: number, effects: readonly Effect<unknown>[]): void {
+    if (this.#replica.applied('sessions') >= change) return;
+    for (const effect of effects) {
+      for (const id of effect.deleted ?? []) this.#table.remove(id);
+      for (const row of effect.rows ?? []) this.#table.put(row);
+    }
+    this.#ownWrites += 1;
+  }
+}
+
+/** Insert or replace the session on a key: a replaced row gets a new id (see schema.ts). */
+async function upsert(tx: Tx, context: Context, input: StartSession): Promise<SessionRow> {
+  const { now, change } = context;
+  const lifetimeEnd = input.lifetimeMs === undefined ? undefined : now + input.lifetimeMs;
+  const expiresAt =
+    lifetimeEnd === undefined ? input.expiresAt : Math.min(input.expiresAt ?? lifetimeEnd, lifetimeEnd);
+  const [row] = await tx<SessionRow[]>`
+    INSERT INTO sessions
+      (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout, mac, change)
+    VALUES (${input.key.kind}, ${input.key.value}, ${input.username}, ${input.source}, ${now}, ${now},
+      ${expiresAt ?? null}, ${input.idleTimeoutMs ?? null}, ${input.mac ?? null}, ${change})
+    ON CONFLICT (key_kind, key) DO UPDATE SET id = DEFAULT, username = excluded.username,
+      source = excluded.source, created_at = excluded.created_at, last_seen = excluded.last_seen,
+      expires_at = excluded.expires_at, idle_timeout = excluded.idle_timeout, mac = excluded.mac,
+      change = excluded.change
+    RETURNING *`;
+  if (row === undefined) throw new Error('INSERT ... RETURNING gave no row');
+  return row;
+}
+
+/**
+ * Delete the sessions `where` selects and record each in session_deletions under this change number, so every
+ * replica's delta sees them go. The rows as they were.
+ */
+export async function deleteSessions(
+  tx: Tx,
+  context: Context,
+  where: ReturnType<Tx['unsafe']> | ReturnType<Tx>,
+): Promise<SessionRow[]> {
+  return tx<SessionRow[]>`
+    WITH gone AS (DELETE FROM sessions WHERE ${where} RETURNING *),
+      recorded AS (INSERT INTO session_deletions (id, change, at) SELECT id, ${context.change}, ${context.now} FROM gone)
+    SELECT * FROM gone`;
+}
