@@ -1,17 +1,10 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { systemClock } from '../lib/clock.ts';
 import { showValue } from '../lib/errors.ts';
 import { dbPath, loadConfig, type LoadedConfig } from '../lib/config/load.ts';
-import { leastIdleSeconds } from '../lib/config/schema.ts';
-import { AdminStore } from '../lib/store/admin-store.ts';
-import { ApiKeyStore } from '../lib/store/api-key-store.ts';
-import { DirectorySettingsStore, directoryPasswordPath } from '../lib/store/directory-settings-store.ts';
-import { openDatabase, type Db, type OpenOptions } from '../lib/store/database.ts';
-import { GroupCommit } from '../lib/store/group-commit.ts';
-import { DeviceGroupStore } from '../lib/store/device-group-store.ts';
-import { PortalSettingsStore } from '../lib/store/portal-settings-store.ts';
-import { SessionStore } from '../lib/store/session-store.ts';
+import { openDatabase, type OpenOptions } from '../lib/store/database.ts';
+import { openStore } from '../lib/store/open-store.ts';
 import { SignInFailureStore } from '../lib/store/sign-in-failure-store.ts';
+import type { Store } from '../lib/store/store.ts';
 import { becomeServiceUser } from '../lib/system/service-user.ts';
 
 /** Exit codes: 0 done, 1 it failed (see stderr), 2 the command line was wrong. */
@@ -78,45 +71,38 @@ export function configFrom(option: string | undefined): LoadedConfig {
 }
 
 export interface Stores {
-  sessions: SessionStore;
-  commits: GroupCommit;
-  apiKeys: ApiKeyStore;
-  admins: AdminStore;
-  directory: DirectorySettingsStore;
-  /** The captive portal's settings (the ICAP service reads them). */
-  portal: PortalSettingsStore;
-  /** Device Groups (the admin screen's list; the agreement mode's check). */
-  deviceGroups: DeviceGroupStore;
-  /** Wrong sign-ins per account and address (the splash page's limits, shared with the Basic helper). */
+  /** What every box of a site shares: sessions, API keys, admins, Device Groups, the settings (config.store). */
+  store: Store;
+  /**
+   * Per box, on the local session DB whatever the store: wrong sign-ins per account and address (the splash
+   * page's limits, shared with the Basic helper).
+   */
   signInFailures: SignInFailureStore;
-  close(): void;
+  /** Writes what is pending, then closes the store and the local DB. */
+  close(): Promise<void>;
 }
 
-/** The session DB itself, opened as the service user (see becomeServiceUser), for a command's own stores. */
-export function openDb(loaded: LoadedConfig, options: OpenOptions = {}): Db {
-  becomeServiceUser(loaded.config);
-  return openDatabase(dbPath(loaded.config), options);
-}
-
-/** Open the session DB as the service user (see becomeServiceUser): never leave root-owned DB files. */
+/**
+ * The store and the box's own DB, opened as the service user (see becomeServiceUser): never leave root-owned
+ * DB files. `options` are the local DB's (busy timeouts: the CLI's default, or none for serve).
+ */
 export function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Stores {
-  const db = openDb(loaded, options);
+  becomeServiceUser(loaded.config);
+  const db = openDatabase(dbPath(loaded.config), options);
+  let store: Store;
+  try {
+    store = openStore(loaded.config, db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   return {
-    sessions: new SessionStore(db, systemClock),
-    commits: new GroupCommit(db),
-    apiKeys: new ApiKeyStore(db, systemClock),
-    admins: new AdminStore(db, systemClock),
-    directory: new DirectorySettingsStore(db, {
-      passwordFile: directoryPasswordPath(loaded.config),
-      clock: systemClock,
-    }),
-    portal: new PortalSettingsStore(db, {
-      clock: systemClock,
-      leastIdleSeconds: leastIdleSeconds(loaded.config),
-    }),
-    deviceGroups: new DeviceGroupStore(db, { clock: systemClock }),
+    store,
     signInFailures: new SignInFailureStore(db),
-    close: () => db.close(),
+    close: async () => {
+      await store.close();
+      if (db.open) db.close();
+    },
   };
 }
 

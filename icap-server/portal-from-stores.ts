@@ -6,13 +6,13 @@ import { type Clock, systemClock } from '../lib/clock.ts';
 import { findMac } from '../lib/net/find-mac.ts';
 import { MacLookupCache } from '../lib/net/mac-lookup-cache.ts';
 import type { MacLookup } from '../lib/net/mac-lookup.ts';
-import type { Stores } from '../cli/command.ts';
+import type { Store } from '../lib/store/store.ts';
 import { oncePerTurn } from './once-per-turn.ts';
 import { carriesProxyKey, portalService, type PortalService } from './portal-service.ts';
 import { SessionCache } from './session-cache.ts';
 
-/** What the ICAP decision reads from the session DB (the whole of `Stores` in serve's own thread). */
-export type PortalStores = Pick<Stores, 'sessions' | 'portal' | 'directory'>;
+/** What the ICAP decision reads and writes of the store (the whole Store in serve's own thread). */
+export type PortalStores = Pick<Store, 'sessions' | 'portal' | 'directory'>;
 
 export interface PortalFromStoresOptions {
   /** Default the system clock: judges idle sessions. */
@@ -127,8 +127,9 @@ export function portalFromStores(
             if (registration?.source !== 'registration') return false;
             // Bound for IPv6 (Squid 5.7 never gives the helper an IPv6 client's MAC) and for IPv4 too: an IPv4
             // client reaches ICAP only when Squid had no MAC for it, and then the binding is what names it.
+            // Answered once committed, so the session helper knows the binding by the client's next request.
             try {
-              stores.sessions.start(addressBinding(registration, ip, settingsNow()));
+              await stores.sessions.start(addressBinding(registration, ip, settingsNow()));
               sessions.forget(ip);
             } catch (error) {
               // The device is registered all the same; the next request tries the binding again.

@@ -1,11 +1,10 @@
 import type { Clock } from '../lib/clock.ts';
 import { isLive } from '../lib/portal/portal-sessions.ts';
-import type { Session, SessionKey } from '../lib/store/session-store.ts';
+import type { Session } from '../lib/store/session-store.ts';
+import type { SessionRepository } from '../lib/store/store.ts';
 
-/** What the cache reads: SessionStore's find. */
-export interface SessionReader {
-  find(key: SessionKey): Session | undefined;
-}
+/** What the cache reads: the store's find. */
+export type SessionReader = Pick<SessionRepository, 'find'>;
 
 /** Addresses remembered at most; past it the cache starts over (cheap, and bounded). */
 const MAX_CACHED = 100_000;
@@ -13,8 +12,8 @@ const MAX_CACHED = 100_000;
 /**
  * "Has this address a live session?" for the ICAP decision, answered from memory while the DB has not
  * changed. A read from the session DB costs ~10-25 µs here (a read transaction: file locks and a stat), more
- * than the rest of an ICAP answer. The caller passes the DB's change stamp (SessionStore.changeStamp, read
- * once per turn of the event loop), and every answer, found or not, is dropped when it moves: a sign-in, a
+ * than the rest of an ICAP answer. The caller passes the store's change stamp (SessionRepository.changeStamp,
+ * read once per turn of the event loop), and every answer, found or not, is dropped when it moves: a sign-in, a
  * logout, a Clear current sessions, a "last seen" written by the session helper, in this process or any
  * other. So a change is seen from the next turn on. Hard expiry and the idle limit are judged against the
  * clock on every call (isLive): the session helper refuses a session idle past its limit, so Squid sends the

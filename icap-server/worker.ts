@@ -2,11 +2,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '../lib/clock.ts';
 import { dbPath } from '../lib/config/load.ts';
 import { openDatabase } from '../lib/store/database.ts';
-import { directoryPasswordPath, DirectorySettingsStore } from '../lib/store/directory-settings-store.ts';
-import { PortalSettingsStore } from '../lib/store/portal-settings-store.ts';
+import { openStore } from '../lib/store/open-store.ts';
 import { PortalUrlSigner } from '../lib/security/portal-url-signature.ts';
 import { ProxyKeyCheck, proxyKeyPath, readProxyKey } from '../lib/security/proxy-key.ts';
-import { SessionStore } from '../lib/store/session-store.ts';
 import { checkStateDir } from '../lib/system/service-user.ts';
 import { portalFromStores, type PortalStores } from './portal-from-stores.ts';
 import { createIcapServer } from './server.ts';
@@ -14,8 +12,8 @@ import { sharedSlots } from './slots.ts';
 import { icapLimits, type FromWorker, type IcapWorkerData, type ToWorker } from './workers.ts';
 
 /**
- * One ICAP worker thread (see workers.ts): its own listener on the shared port, its own connection to the
- * session DB, the decision of portal-from-stores.ts. Its log lines go to serve's thread, which writes them.
+ * One ICAP worker thread (see workers.ts): its own listener on the shared port, its own store (on its own
+ * connection to the session DB), the decision of portal-from-stores.ts. Its log lines go to serve's thread, which writes them.
  */
 const port = parentPort;
 if (port === null) throw new Error('icap-server/worker.ts runs as a worker thread (see workers.ts)');
@@ -24,7 +22,11 @@ const { config } = data;
 const post = (message: FromWorker) => port.postMessage(message);
 const log = (line: string) => post({ kind: 'log', line: `icap: ${line}` });
 
-type OpenStores = PortalStores & { portalUrls: PortalUrlSigner; proxyKey: ProxyKeyCheck; close(): void };
+type OpenStores = PortalStores & {
+  portalUrls: PortalUrlSigner;
+  proxyKey: ProxyKeyCheck;
+  close(): Promise<void>;
+};
 /** Set once serve's thread has given up root: only then may the DB be opened (its files stay the service user's). */
 let mayOpen = false;
 let stores: OpenStores | undefined;
@@ -58,17 +60,20 @@ function open(): OpenStores {
   // The key serve's thread made (or found) before it told the threads to open: the splash page's, too.
   const key = readProxyKey(proxyKeyPath(config));
   const db = openDatabase(dbPath(config), { busyTimeoutMs: 0, openBusyTimeoutMs: 0 });
-  return {
-    portalUrls: new PortalUrlSigner(key, systemClock),
-    proxyKey: new ProxyKeyCheck(key),
-    sessions: new SessionStore(db, systemClock),
-    directory: new DirectorySettingsStore(db, {
-      passwordFile: directoryPasswordPath(config),
-      clock: systemClock,
-    }),
-    portal: new PortalSettingsStore(db, { clock: systemClock, leastIdleSeconds: data.leastIdleSeconds }),
-    close: () => db.close(),
-  };
+  try {
+    const store = openStore(config, db);
+    return {
+      portalUrls: new PortalUrlSigner(key, systemClock),
+      proxyKey: new ProxyKeyCheck(key),
+      sessions: store.sessions,
+      directory: store.directory,
+      portal: store.portal,
+      close: () => store.close(),
+    };
+  } catch (error) {
+    db.close();
+    throw error;
+  }
 }
 
 /** Until serve's thread says the DB may be opened, connections wait unread (ICAP's 500 would be a lie). */
@@ -98,10 +103,10 @@ port.on('message', (message: ToWorker) => {
     }
     letOpen();
   } else {
-    void icap.close().then(() => {
-      stores?.close();
-      port.close();
-    });
+    void icap
+      .close()
+      .then(() => stores?.close())
+      .finally(() => port.close());
   }
 });
 

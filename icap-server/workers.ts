@@ -26,8 +26,6 @@ export interface IcapWorkersOptions {
   host: string;
   port: number;
   config: Config;
-  /** Made by the caller (lib/config: needs the schema, which the threads need not load). */
-  leastIdleSeconds: number;
   /** One line per event; the threads' own lines come through here too. */
   log: (line: string) => void;
 }
@@ -49,7 +47,6 @@ export interface IcapWorkerData {
   /** slotCounter()'s buffer: connections open in all threads, in all and per address. */
   counter: SharedArrayBuffer;
   config: Config;
-  leastIdleSeconds: number;
 }
 
 export type ToWorker = { kind: 'open' } | { kind: 'close' };
@@ -99,7 +96,6 @@ export async function startIcapWorkers(options: IcapWorkersOptions): Promise<Ica
         reusePort,
         counter,
         config: options.config,
-        leastIdleSeconds: options.leastIdleSeconds,
       },
       options.log,
     );

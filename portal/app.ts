@@ -3,9 +3,7 @@ import type Koa from 'koa';
 import type { Clock } from '../lib/clock.ts';
 import type { ProxyKeyMatcher } from '../lib/net/client-address.ts';
 import type { Config } from '../lib/config/schema.ts';
-import type { ApiKeyStore } from '../lib/store/api-key-store.ts';
-import type { Commits } from '../lib/store/group-commit.ts';
-import type { SessionStore } from '../lib/store/session-store.ts';
+import type { ApiKeyRepository, SessionRepository } from '../lib/store/store.ts';
 import { adminScreens, type AdminDeps } from './admin/routes.ts';
 import { login, LOGIN_OPTIONAL_PARAMS, LOGIN_PARAMS } from './api/login.ts';
 import { logout, LOGOUT_PARAMS } from './api/logout.ts';
@@ -23,10 +21,9 @@ import type { PortalState } from './state.ts';
 
 export interface PortalDeps {
   config: Config;
-  sessions: SessionStore;
-  /** Session writes of one event-loop turn share a transaction (see lib/store/group-commit.ts). */
-  commits: Commits;
-  apiKeys: ApiKeyStore;
+  /** Each write answers once it is durable and the session helpers can see it (lib/store/store.ts). */
+  sessions: SessionRepository;
+  apiKeys: Pick<ApiKeyRepository, 'verify'>;
   clock: Clock;
   /** One line per request and the details of every 500. Default: stderr. */
   log?: (line: string) => void;
@@ -46,7 +43,7 @@ export interface PortalDeps {
  * parameters, API key (and its rate limit, see requireApiKey), and only then the handler.
  */
 export function createApp(deps: PortalDeps): Koa<PortalState> {
-  const { config, sessions, commits, apiKeys, clock } = deps;
+  const { config, sessions, apiKeys, clock } = deps;
   const log = deps.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const limiter = new KeyFailureLimiter(clock, {
     maxFailures: config.api.maxKeyFailures,
@@ -66,9 +63,9 @@ export function createApp(deps: PortalDeps): Koa<PortalState> {
   router.all(
     ['/api/login/', '/api/login'],
     ...guard(LOGIN_PARAMS, LOGIN_OPTIONAL_PARAMS),
-    login(sessions, commits, clock, config.api),
+    login(sessions, clock, config.api),
   );
-  router.all(['/api/logout/', '/api/logout'], ...guard(LOGOUT_PARAMS), logout(sessions, commits));
+  router.all(['/api/logout/', '/api/logout'], ...guard(LOGOUT_PARAMS), logout(sessions));
 
   const api = router.routes();
   const admin =
@@ -78,7 +75,7 @@ export function createApp(deps: PortalDeps): Koa<PortalState> {
   const splash =
     deps.splash === undefined
       ? undefined
-      : splashPages({ config, clock, log, proxyKey: deps.proxyKey, sessions, commits }, deps.splash);
+      : splashPages({ config, clock, log, proxyKey: deps.proxyKey, sessions }, deps.splash);
   // Everything under admin/ belongs to the admin screens (HTML), under portal/ to the splash pages, the rest
   // to the API (JSON).
   const under = (path: string, room: string) => path === `/${room}` || path.startsWith(`/${room}/`);

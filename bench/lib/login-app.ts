@@ -5,7 +5,7 @@
  *
  *   node bench/lib/login-app.ts --config FILE [--stores db|memory] [--log stderr|none]
  *
- *   --stores db      the real SessionStore and ApiKeyStore on the configured DB (what `doorman serve` uses)
+ *   --stores db      the real SQLite store on the configured DB (what `doorman serve` uses)
  *   --stores db-key-cached  the real stores, but a key that verified once is then taken from memory: what a
  *                    login costs without the api_keys UPDATE (last_used_at) that verify() commits every time
  *   --stores memory  stand-ins that keep nothing: start() returns a session, verify() says yes — the app
@@ -13,18 +13,20 @@
  *   --log none       the request log (one line per request, stderr) goes nowhere
  *   --pragma P       with the SQLite stores: also run PRAGMA P after opening (repeatable), e.g.
  *                    wal_autocheckpoint=0 to see what the checkpoints inside requests cost
- *   --time-stores    with --stores db: time every start() and verify() call (wall clock, in the server) and
- *                    print the mean per call on stderr when stopped
+ *   --time-stores    with --stores db: time every start() write (its statement in the shared transaction) and
+ *                    verify() call (wall clock, in the server) and print the mean per call on stderr when stopped
  * Stops on SIGTERM.
  */
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../lib/clock.ts';
 import { dbPath, loadConfig } from '../../lib/config/load.ts';
 import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/proxy-key.ts';
-import { ApiKeyStore } from '../../lib/store/api-key-store.ts';
 import { openDatabase } from '../../lib/store/database.ts';
+import { directoryPasswordPath } from '../../lib/store/directory-settings-store.ts';
 import { GroupCommit, type Commits } from '../../lib/store/group-commit.ts';
-import { SessionStore, type Session, type StartSession } from '../../lib/store/session-store.ts';
+import type { Session, StartSession } from '../../lib/store/session-store.ts';
+import { openSqliteStore } from '../../lib/store/sqlite-store.ts';
+import type { ApiKeyRepository, SessionRepository } from '../../lib/store/store.ts';
 import { createApp } from '../../portal/app.ts';
 import { startServer } from '../../portal/server.ts';
 
@@ -39,29 +41,30 @@ const { values } = parseArgs({
 });
 const { config } = loadConfig(values.config);
 
-let sessions: SessionStore;
-let apiKeys: ApiKeyStore;
-// Stand-in stores commit nothing: their writes run at once.
-let commits: Commits = { run: (write) => Promise.resolve(write()) };
-let close = (): void => {};
+let sessions: SessionRepository;
+let apiKeys: Pick<ApiKeyRepository, 'verify'>;
+let close = (): Promise<void> => Promise.resolve();
 if (values.stores === 'db' || values.stores === 'db-key-cached') {
   const db = openDatabase(dbPath(config));
   for (const p of values.pragma) db.pragma(p);
-  sessions = new SessionStore(db, systemClock);
-  commits = new GroupCommit(db);
-  apiKeys = new ApiKeyStore(db, systemClock);
-  close = () => db.close();
-  if (values['time-stores']) timeStores(sessions, apiKeys);
+  const timers = values['time-stores'] ? storeTimers() : undefined;
+  const group = new GroupCommit(db);
+  // Timed: each write's own SQLite work inside the shared transaction (start(): the upsert), not the commit.
+  const commits: Commits = timers === undefined ? group : { run: (write) => group.run(timers.start(write)) };
+  const store = openSqliteStore(db, { passwordFile: directoryPasswordPath(config), commits });
+  sessions = store.sessions;
+  const verify = timers === undefined ? store.apiKeys.verify : timers.verify(store.apiKeys.verify);
+  apiKeys = { verify };
+  close = () => store.close();
   if (values.stores === 'db-key-cached') {
     const verified = new Set<string>();
-    const verify = apiKeys.verify.bind(apiKeys);
-    apiKeys.verify = (key) => verified.has(key) || (verify(key) && verified.add(key) !== undefined);
+    apiKeys = { verify: (key) => verified.has(key) || (verify(key) && verified.add(key) !== undefined) };
   }
 } else if (values.stores === 'memory') {
   let id = 0;
-  const start = (input: StartSession): Session => {
+  const start = (input: StartSession): Promise<Session> => {
     const now = Date.now();
-    return {
+    return Promise.resolve({
       id: ++id,
       key: input.key,
       username: input.username,
@@ -70,38 +73,30 @@ if (values.stores === 'db' || values.stores === 'db-key-cached') {
       lastSeen: now,
       expiresAt: undefined,
       idleTimeoutMs: undefined,
-    };
+    });
   };
-  // Only what the login route calls; the classes have private fields, so these cannot be typed as them.
-  sessions = { start } as unknown as SessionStore;
-  apiKeys = { verify: (key: string) => key.startsWith('dm.') } as unknown as ApiKeyStore;
+  // Only what the login route calls.
+  sessions = { start } as unknown as SessionRepository;
+  apiKeys = { verify: (key: string) => key.startsWith('dm.') };
 } else {
   console.error('--stores is db or memory');
   process.exit(2);
 }
-/** Wrap start() and verify() of these instances in timers; report on stop. */
-function timeStores(s: SessionStore, k: ApiKeyStore): void {
+
+/** Timers around start()'s write and verify(); reported on stop. */
+function storeTimers() {
   const totals = { start: { ms: 0, calls: 0 }, verify: { ms: 0, calls: 0 } };
-  const start = s.start.bind(s);
-  const verify = k.verify.bind(k);
-  s.start = (input) => {
-    const t = performance.now();
-    try {
-      return start(input);
-    } finally {
-      totals.start.ms += performance.now() - t;
-      totals.start.calls++;
-    }
-  };
-  k.verify = (key) => {
-    const t = performance.now();
-    try {
-      return verify(key);
-    } finally {
-      totals.verify.ms += performance.now() - t;
-      totals.verify.calls++;
-    }
-  };
+  const timed =
+    <A extends unknown[], T>(name: keyof typeof totals, work: (...args: A) => T) =>
+    (...args: A): T => {
+      const t = performance.now();
+      try {
+        return work(...args);
+      } finally {
+        totals[name].ms += performance.now() - t;
+        totals[name].calls++;
+      }
+    };
   process.once('exit', () => {
     for (const [name, { ms, calls }] of Object.entries(totals)) {
       console.error(
@@ -109,6 +104,10 @@ function timeStores(s: SessionStore, k: ApiKeyStore): void {
       );
     }
   });
+  return {
+    start: <T>(write: () => T) => timed('start', write),
+    verify: (verify: (key: string) => boolean) => timed('verify', verify),
+  };
 }
 
 const log =
@@ -121,7 +120,6 @@ const server = await startServer(
   createApp({
     config,
     sessions,
-    commits,
     apiKeys,
     // the load generator's "proxied" mode sends X-Doorman-Client with this key, as Squid does
     proxyKey: new ProxyKeyCheck(ensureProxyKey(proxyKeyPath(config))),
@@ -134,8 +132,8 @@ console.error(
   `login-app: stores=${values.stores} log=${values.log} on ${config.listen.map((l) => `${l.host}:${l.port}`).join(', ')}`,
 );
 process.once('SIGTERM', () => {
-  void server.close().then(() => {
-    close();
-    process.exit(0);
-  });
+  void server
+    .close()
+    .then(close)
+    .then(() => process.exit(0));
 });

@@ -1,7 +1,5 @@
-import { systemClock } from '../../lib/clock.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
 import { MAX_PASSWORD_BYTES } from '../../lib/security/password-hash.ts';
-import { AdminStore } from '../../lib/store/admin-store.ts';
 import {
   actionOf,
   type Command,
@@ -10,7 +8,7 @@ import {
   configFrom,
   EXIT,
   iso,
-  openDb,
+  openStores,
   out,
   parse,
   UsageError,
@@ -53,21 +51,21 @@ export const adminCommand: Command = {
     const loaded = configFrom(values.config);
     // Read the password before opening the DB: a prompt must not hold the DB open while someone types.
     const password = action === 'passwd' ? await readNewPassword(user) : '';
-    const db = openDb(loaded);
+    const stores = openStores(loaded);
+    const { admins } = stores.store;
     try {
-      const admins = new AdminStore(db, systemClock);
       if (action === 'passwd') {
         const { created } = await admins.setPassword(user, password);
         out(created ? `created admin "${user}"` : `changed the password of "${user}"; their sign-ins ended`);
       } else if (action === 'remove') {
-        admins.remove(user);
+        await admins.remove(user);
         out(`removed admin "${user}"`);
       } else {
         out(['NAME', 'CREATED', 'PASSWORD CHANGED'].join('\t'));
         for (const a of admins.list()) out([a.name, iso(a.createdAt), iso(a.updatedAt)].join('\t'));
       }
     } finally {
-      db.close();
+      await stores.close();
     }
     return EXIT.ok;
   },

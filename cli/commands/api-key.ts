@@ -40,22 +40,23 @@ export const apiKeyCommand: Command = {
     if (action !== 'list' && values.name === undefined)
       throw new UsageError(`api-key ${action}: --name is required`);
     const stores = openStores(configFrom(values.config));
+    const { apiKeys } = stores.store;
     try {
       if (action === 'create') {
-        const { key, info } = stores.apiKeys.create(values.name as string);
+        const { key, info } = await apiKeys.create(values.name as string);
         process.stderr.write(`API key "${info.name}" created. It is shown once; store it now:\n`);
         out(key);
       } else if (action === 'revoke') {
-        const info = stores.apiKeys.revoke(values.name as string);
+        const info = await apiKeys.revoke(values.name as string);
         out(`revoked "${info.name}" at ${iso(info.revokedAt)}`);
       } else {
         out(['NAME', 'CREATED', 'LAST USED', 'REVOKED'].join('\t'));
-        for (const k of stores.apiKeys.list()) {
+        for (const k of apiKeys.list()) {
           out([k.name, iso(k.createdAt), iso(k.lastUsedAt), iso(k.revokedAt)].join('\t'));
         }
       }
     } finally {
-      stores.close();
+      await stores.close();
     }
     return EXIT.ok;
   },

@@ -1,7 +1,6 @@
-import { systemClock } from '../../lib/clock.ts';
 import { showValue } from '../../lib/errors.ts';
 import { MAX_GROUP_CIDRS, MAX_GROUP_NAME_LENGTH } from '../../lib/portal/settings.ts';
-import { DeviceGroupInputError, DeviceGroupStore } from '../../lib/store/device-group-store.ts';
+import { DeviceGroupInputError } from '../../lib/store/device-group-store.ts';
 import {
   actionOf,
   type Command,
@@ -9,7 +8,7 @@ import {
   CONFIG_OPTION,
   configFrom,
   EXIT,
-  openDb,
+  openStores,
   out,
   parse,
   UsageError,
@@ -82,8 +81,8 @@ export const deviceGroupCommand: Command = {
     if (problems.length > 0) throw new UsageError(`device-group ${action}: ${problems.join('; ')}`);
     const name = values.name as string;
 
-    const db = openDb(configFrom(values.config));
-    const store = new DeviceGroupStore(db, { clock: systemClock });
+    const stores = openStores(configFrom(values.config));
+    const store = stores.store.deviceGroups;
     try {
       if (action === 'list') {
         out(['NAME', 'ACTIVE', 'CIDRS'].join('\t'));
@@ -123,7 +122,7 @@ export const deviceGroupCommand: Command = {
       }
       throw error;
     } finally {
-      db.close();
+      await stores.close();
     }
   },
 };

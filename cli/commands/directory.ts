@@ -1,13 +1,8 @@
 import { readCapped } from '../../lib/fs/read-capped.ts';
-import { systemClock } from '../../lib/clock.ts';
 import { testSettings } from '../../lib/directory/directory.ts';
 import { settingsWarnings } from '../../lib/directory/settings.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
-import {
-  DirectorySettingsStore,
-  directoryPasswordPath,
-  MAX_BIND_PASSWORD_LENGTH,
-} from '../../lib/store/directory-settings-store.ts';
+import { MAX_BIND_PASSWORD_LENGTH } from '../../lib/store/directory-settings-store.ts';
 import { readFirstLine } from '../read-secret.ts';
 import {
   actionOf,
@@ -16,7 +11,7 @@ import {
   CONFIG_OPTION,
   configFrom,
   EXIT,
-  openDb,
+  openStores,
   out,
   parse,
   UsageError,
@@ -111,11 +106,8 @@ export const directoryCommand: Command = {
       : undefined;
 
     const loaded = configFrom(values.config);
-    const db = openDb(loaded);
-    const store = new DirectorySettingsStore(db, {
-      passwordFile: directoryPasswordPath(loaded.config),
-      clock: systemClock,
-    });
+    const stores = openStores(loaded);
+    const store = stores.store.directory;
     try {
       if (action === 'show') {
         const current = store.load();
@@ -149,7 +141,7 @@ export const directoryCommand: Command = {
       out(result.message);
       return EXIT.ok;
     } finally {
-      db.close();
+      await stores.close();
     }
   },
 };

@@ -1,19 +1,12 @@
-import { systemClock } from '../../lib/clock.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
 import { readCapped } from '../../lib/fs/read-capped.ts';
-import { leastIdleSeconds } from '../../lib/config/schema.ts';
 import {
   MAX_POLICY_LENGTH,
   MAX_TIMEOUT_MINUTES,
   type PortalProblem,
   type PortalSettings,
 } from '../../lib/portal/settings.ts';
-import {
-  PORTAL_SESSION_SOURCES,
-  PortalSettingsStore,
-  type PortalSettingsPatch,
-} from '../../lib/store/portal-settings-store.ts';
-import { SessionStore } from '../../lib/store/session-store.ts';
+import { PORTAL_SESSION_SOURCES, type PortalSettingsPatch } from '../../lib/store/portal-settings-store.ts';
 import {
   actionOf,
   type Command,
@@ -21,7 +14,7 @@ import {
   CONFIG_OPTION,
   configFrom,
   EXIT,
-  openDb,
+  openStores,
   out,
   parse,
   UsageError,
@@ -130,17 +123,14 @@ export const portalCommand: Command = {
     }
 
     const loaded = configFrom(values.config);
-    const db = openDb(loaded);
+    const stores = openStores(loaded);
     try {
       if (action === 'clear-sessions') {
-        const ended = new SessionStore(db, systemClock).endBySource(PORTAL_SESSION_SOURCES);
+        const ended = await stores.store.sessions.endBySource(PORTAL_SESSION_SOURCES);
         out(`ended ${ended} portal session(s); sessions from the login API stay`);
         return EXIT.ok;
       }
-      const store = new PortalSettingsStore(db, {
-        clock: systemClock,
-        leastIdleSeconds: leastIdleSeconds(loaded.config),
-      });
+      const store = stores.store.portal;
       if (action === 'show') {
         out(JSON.stringify(store.load(), null, 2));
         return EXIT.ok;
@@ -165,7 +155,7 @@ export const portalCommand: Command = {
       );
       return EXIT.ok;
     } finally {
-      db.close();
+      await stores.close();
     }
   },
 };

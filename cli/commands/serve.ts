@@ -14,6 +14,7 @@ import { findMac } from '../../lib/net/find-mac.ts';
 import { MacLookupCache } from '../../lib/net/mac-lookup-cache.ts';
 import { bufferedStderrLog } from '../../lib/log.ts';
 import { DEFAULT_BUSY_TIMEOUT_MS } from '../../lib/store/database.ts';
+import type { Store } from '../../lib/store/store.ts';
 import { testSettings } from '../../lib/directory/directory.ts';
 import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
@@ -90,7 +91,7 @@ export const serveCommand: Command = {
     });
     // The ICAP service reads the DB through `current` below, which is set before any request can be read.
     const stores: {
-      current?: () => { stores: Stores; portalUrls: PortalUrlSigner; proxyKey: ProxyKeyCheck };
+      current?: () => { stores: Store; portalUrls: PortalUrlSigner; proxyKey: ProxyKeyCheck };
     } = {};
     const openNow = () => {
       if (stores.current === undefined) throw new Error('the session DB is not open yet');
@@ -116,7 +117,6 @@ export const serveCommand: Command = {
           host: icapConfig.host,
           port: icapConfig.port,
           config: loaded.config,
-          leastIdleSeconds: leastIdleSeconds(loaded.config),
           log,
         });
       } catch (error) {
@@ -182,7 +182,7 @@ export const serveCommand: Command = {
         return { stores, proxyKey: new ProxyKeyCheck(key), key, portalUrls };
       } catch (error) {
         // Tried again on a later request: a handle left open here would be one more each time.
-        stores.close();
+        void stores.close();
         throw error;
       }
     };
@@ -196,31 +196,31 @@ export const serveCommand: Command = {
       key: string,
       portalUrls: PortalUrlSigner,
       directory: ReturnType<typeof directorySourceFrom>,
-    ): RequestListener =>
-      createApp({
+    ): RequestListener => {
+      const { store } = stores;
+      return createApp({
         config: loaded.config,
-        sessions: stores.sessions,
-        commits: stores.commits,
-        apiKeys: stores.apiKeys,
+        sessions: store.sessions,
+        apiKeys: store.apiKeys,
         proxyKey,
         clock: systemClock,
         log,
         admin: {
-          store: stores.admins,
+          store: store.admins,
           ...(privileged === undefined ? {} : { seamless: privileged.control }),
-          directory: directoryAdminFrom(stores.directory, {
+          directory: directoryAdminFrom(store.directory, {
             test: (s, password) => testSettings(s, password, { log }),
           }),
           portal: {
-            settings: stores.portal,
-            deviceGroups: stores.deviceGroups,
-            sessions: stores.sessions,
+            settings: store.portal,
+            deviceGroups: store.deviceGroups,
+            sessions: store.sessions,
             leastIdleMinutes: Math.max(1, Math.ceil(leastIdleSeconds(loaded.config) / 60)),
           },
         },
         splash: {
-          settings: stores.portal,
-          deviceGroups: stores.deviceGroups,
+          settings: store.portal,
+          deviceGroups: store.deviceGroups,
           directory,
           findMac: (ip) => findMac(ip, { cache: splashMacs }),
           // Open sign-in pages stay good across a restart: the CSRF key is derived from the proxy key.
@@ -231,14 +231,15 @@ export const serveCommand: Command = {
           portalUrls,
         },
       }).callback();
+    };
     let opened: Stores | undefined;
     const portal = new OpenOnDemand(
       () => {
         const { stores: now, proxyKey, key, portalUrls } = open();
         opened = now;
-        splashDirectory = directorySourceFrom(now.directory, { clock: systemClock, log });
+        splashDirectory = directorySourceFrom(now.store.directory, { clock: systemClock, log });
         const app = portalApp(now, proxyKey, key, portalUrls, splashDirectory);
-        return { stores: now, portalUrls, proxyKey, app };
+        return { stores: now.store, portalUrls, proxyKey, app };
       },
       { clock: systemClock, log },
     );
@@ -281,7 +282,7 @@ export const serveCommand: Command = {
       privileged?.close(),
       splashDirectory?.close(),
     ]);
-    opened?.close();
+    await opened?.close();
     log.flush();
     return EXIT.ok;
   },

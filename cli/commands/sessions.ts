@@ -52,16 +52,17 @@ export const sessionsCommand: Command = {
       noExtra(args);
     }
     const stores = openStores(configFrom(values.config));
+    const { sessions } = stores.store;
     try {
       if (ip !== undefined) {
-        const ended = stores.sessions.end({ kind: 'ip', value: ip });
+        const ended = await sessions.end({ kind: 'ip', value: ip });
         if (ended === undefined) {
           process.stderr.write(`no session on ${ip}\n`);
           return EXIT.failed;
         }
         out(`ended the session of ${ended.username} on ${ip}`);
       } else if (action === 'clear') {
-        out(`ended ${stores.sessions.clear()} session(s)`);
+        out(`ended ${await sessions.clear()} session(s)`);
       } else {
         const header = [
           'KEY',
@@ -74,7 +75,7 @@ export const sessionsCommand: Command = {
           'EXPIRES',
         ];
         out(header.join('\t'));
-        for (const s of stores.sessions.list()) {
+        for (const s of sessions.list()) {
           const idle = s.idleTimeoutMs;
           out(
             [
@@ -91,7 +92,7 @@ export const sessionsCommand: Command = {
         }
       }
     } finally {
-      stores.close();
+      await stores.close();
     }
     return EXIT.ok;
   },

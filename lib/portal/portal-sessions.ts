@@ -1,13 +1,12 @@
-import type { Commits } from '../store/group-commit.ts';
-import type { Session, SessionKey, SessionStore, StartSession } from '../store/session-store.ts';
-import { addressBinding } from './address-binding.ts';
+import type { Session, SessionKey, StartSession } from '../store/session-store.ts';
+import type { SessionRepository } from '../store/store.ts';
 import { agreementUsername, portalSessionLimits, registrationExpiry } from './session-limits.ts';
 import type { PortalSettings } from './settings.ts';
 
 /**
  * The sessions the splash page starts, one function per mode, exactly as the portal's state table says (see
- * lib/portal/session-limits.ts for the limits). Pure but for startPortalSession, which writes through the web
- * app's group commits (busy retries included: a DB held by another process ends as StoreBusyError, a 503).
+ * lib/portal/session-limits.ts for the limits). Pure: the store writes them (SessionRepository.startPortal,
+ * startAgreement), an IPv6 registration with its address binding.
  */
 
 /** Authentication: the directory's name for the user, on the device's IP, with the idle and hard timeouts. */
@@ -57,27 +56,6 @@ export function registrationSession(
 }
 
 /**
- * Start a portal session in one transaction of the group commit, answered once committed (the session helper
- * sees it when the browser follows the redirect). A registration from an IPv6 client also binds the client's
- * address to it (lib/portal/address-binding.ts): Squid cannot give the helper an IPv6 client's MAC.
- */
-export function startPortalSession(
-  sessions: SessionStore,
-  commits: Commits,
-  start: StartSession,
-  options: { clientIp: string; settings: PortalSettings },
-): Promise<{ session: Session; binding: Session | undefined }> {
-  return commits.run(() => {
-    const session = sessions.start(start);
-    const bind = session.key.kind === 'mac' && options.clientIp.includes(':');
-    const binding = bind
-      ? sessions.start(addressBinding(session, options.clientIp, options.settings))
-      : undefined;
-    return { session, binding };
-  });
-}
-
-/**
  * Whether a stored session still identifies its device as far as the DB can tell: before its hard expiry and
  * not idle past its limit by its stored "last seen". The ICAP decision's test too (icap-server/session-cache.ts), with no grace: the
  * helpers write "last seen" only every lastSeenFlushSeconds, so a session may look idle here while a helper
@@ -98,7 +76,7 @@ export function isLive(session: Session, now: number, clientMac?: string): boole
 
 /** The live session identifying a client: on its IP, else (registration mode) on its MAC. */
 export function liveSessionFor(
-  sessions: Pick<SessionStore, 'find'>,
+  sessions: Pick<SessionRepository, 'find'>,
   keys: readonly SessionKey[],
   now: number,
 ): Session | undefined {

@@ -1,5 +1,6 @@
 import type { DirectorySettings } from '../../lib/directory/settings.ts';
-import type { ApplyOptions, DirectorySettingsStore } from '../../lib/store/directory-settings-store.ts';
+import type { ApplyOptions } from '../../lib/store/directory-settings-store.ts';
+import type { DirectorySettingsRepository } from '../../lib/store/store.ts';
 
 /** A field of the settings form that cannot be accepted, in words; `field` is the settings key (`port`). */
 export interface FieldProblem {
@@ -14,7 +15,7 @@ export type ApplyResult =
 
 /**
  * What the admin screens need of the directory settings, and no more: in particular, never the bind password
- * itself, only whether one is stored. The real implementation is the directory settings store (see
+ * itself, only whether one is stored. The real implementation is the store's directory settings (see
  * directoryAdminFrom); tests use a fake.
  */
 export interface DirectoryAdmin {
@@ -34,7 +35,10 @@ export interface DirectoryAdmin {
  * The admin screens' view of the directory settings store: the password does not leave it, and apply() tests
  * the new values with `options.test` (directory.ts's testSettings in production).
  */
-export function directoryAdminFrom(store: DirectorySettingsStore, options: ApplyOptions): DirectoryAdmin {
+export function directoryAdminFrom(
+  store: Pick<DirectorySettingsRepository, 'load' | 'apply'>,
+  options: ApplyOptions,
+): DirectoryAdmin {
   return {
     current() {
       const loaded = store.load();

@@ -2,7 +2,6 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import type { Clock } from '../../lib/clock.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
 import { DEFAULT_PORTAL_SETTINGS, localDate } from '../../lib/portal/settings.ts';
-import { retryWhileBusy } from '../../lib/store/busy.ts';
 import { DeviceGroupInputError } from '../../lib/store/device-group-store.ts';
 import { PORTAL_SESSION_SOURCES } from '../../lib/store/portal-settings-store.ts';
 import { ApiError } from '../errors.ts';
@@ -87,11 +86,8 @@ export function portalScreen(route: AddRoute, context: ScreenContext, admin: Por
   });
   route('/admin/portal/clear-sessions', {
     POST: post(BUTTON_MAX_BYTES, [], async function clearSessions(ctx) {
-      // Tried again on timers while a helper's "last seen" flush holds the lock (serve never waits in SQLite).
-      const ended = await retryWhileBusy(() => admin.sessions.endBySource(PORTAL_SESSION_SOURCES), {
-        clock: context.clock,
-        ...(admin.schedule === undefined ? {} : { schedule: admin.schedule }),
-      });
+      // The store waits on timers while a helper's "last seen" flush holds the lock (serve never waits in SQLite).
+      const ended = await admin.sessions.endBySource(PORTAL_SESSION_SOURCES);
       log(`admin: ${who(ctx)} cleared the current portal sessions: ${ended} ended`);
       page(ctx, 200, { outcome: { kind: 'cleared', ended } });
     }),

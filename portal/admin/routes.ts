@@ -3,7 +3,7 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config } from '../../lib/config/schema.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
-import type { AdminStore } from '../../lib/store/admin-store.ts';
+import type { AdminRepository } from '../../lib/store/store.ts';
 import { ApiError } from '../errors.ts';
 import { routeAdder } from '../middleware/allow-methods.ts';
 import type { ProxyKeyMatcher } from '../../lib/net/client-address.ts';
@@ -27,7 +27,7 @@ import { signInPage } from './views/sign-in.ts';
 import { STYLE } from './views/style.ts';
 
 export interface AdminDeps {
-  store: AdminStore;
+  store: AdminRepository;
   directory: DirectoryAdmin;
   /** The captive portal screen's stores: settings, Device Groups, sessions. */
   portal: PortalAdmin;
@@ -128,10 +128,10 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
       signedIn,
       formBody({ maxBytes: SIGN_OUT_MAX_BYTES, fields: [CSRF_FIELD] }),
       checkSessionCsrf,
-      function signOut(ctx) {
+      async function signOut(ctx) {
         const admin = ctx.state.admin;
         if (admin !== undefined) {
-          store.endSession(admin.token);
+          await store.endSession(admin.token);
           log(`admin: ${showValue(admin.session.userName)} signed out`);
         }
         cookies.clearSession(ctx);
@@ -190,7 +190,7 @@ function signIn(
   paths: AdminPaths,
   cookies: AdminCookies,
   csrf: SignInCsrf,
-  store: AdminStore,
+  store: AdminRepository,
   limits: SignInLimits,
   log: (line: string) => void,
 ): Middleware<PortalState> {
@@ -214,7 +214,7 @@ function signIn(
     }
     limits.succeeded(ip, user);
     const old = ctx.state.admin;
-    if (old !== undefined) store.endSession(old.token);
+    if (old !== undefined) await store.endSession(old.token);
     cookies.setSession(ctx, created.token, (created.expiresAt - created.createdAt) / 1000);
     cookies.clearSignIn(ctx);
     ctx.state.username = user;

@@ -1,5 +1,5 @@
 import type { Middleware, ParameterizedContext } from 'koa';
-import type { AdminStore } from '../../lib/store/admin-store.ts';
+import type { AdminRepository } from '../../lib/store/store.ts';
 import type { PortalState } from '../state.ts';
 import type { AdminCookies } from './cookies.ts';
 
@@ -7,7 +7,10 @@ import type { AdminCookies } from './cookies.ts';
  * Who is signed in: the session cookie's token looked up in the store (ended and expired sessions are not
  * found). Sets ctx.state.admin, and the name for the request log; a cookie that finds nothing is deleted.
  */
-export function loadAdminSession(store: AdminStore, cookies: AdminCookies): Middleware<PortalState> {
+export function loadAdminSession(
+  store: Pick<AdminRepository, 'findSession'>,
+  cookies: AdminCookies,
+): Middleware<PortalState> {
   return async function loadSession(ctx, next) {
     const token = cookies.session(ctx);
     if (token !== undefined && token !== '') {

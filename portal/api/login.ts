@@ -1,8 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config } from '../../lib/config/schema.ts';
-import type { Commits } from '../../lib/store/group-commit.ts';
-import type { SessionStore } from '../../lib/store/session-store.ts';
+import type { SessionRepository } from '../../lib/store/store.ts';
 import { invalidParam } from '../errors.ts';
 import { clientIpOf, paramsOf, type PortalState } from '../state.ts';
 import { parseTimeout } from './timeout.ts';
@@ -23,8 +22,7 @@ export type SessionLifetimes = Pick<Config['api'], 'sessionIdleSeconds' | 'sessi
  * after the configured idle time without traffic. Both are stored with the session, for the helpers to apply.
  */
 export function login(
-  sessions: SessionStore,
-  commits: Commits,
+  sessions: Pick<SessionRepository, 'start'>,
   clock: Clock,
   lifetimes: SessionLifetimes,
 ): Middleware<PortalState> {
@@ -43,15 +41,13 @@ export function login(
     const expiresAt = maxSeconds === null ? undefined : clock.now() + maxSeconds * 1000;
     const ip = clientIpOf(ctx);
     // Answered only once committed: the helper can see the session when the client reads "ok".
-    await commits.run(() =>
-      sessions.start({
-        key: { kind: 'ip', value: ip },
-        username: parsed.username,
-        source: 'api',
-        ...(expiresAt === undefined ? {} : { expiresAt }),
-        ...(idleSeconds === null ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
-      }),
-    );
+    await sessions.start({
+      key: { kind: 'ip', value: ip },
+      username: parsed.username,
+      source: 'api',
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+      ...(idleSeconds === null ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
+    });
     ctx.state.username = parsed.username;
     ctx.body = {
       ok: true,

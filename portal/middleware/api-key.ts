@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { addressGroup } from '../../lib/net/address.ts';
-import type { ApiKeyStore } from '../../lib/store/api-key-store.ts';
+import type { ApiKeyRepository } from '../../lib/store/store.ts';
 import { ApiError } from '../errors.ts';
 import { clientIpOf, paramsOf, type PortalState } from '../state.ts';
 import type { KeyFailureLimiter } from './key-rate-limit.ts';
@@ -17,7 +17,10 @@ import type { KeyFailureLimiter } from './key-rate-limit.ts';
  * (429 instead of 401) says nothing about the key. What stops guessing is the 256-bit secret; the limit makes it
  * loud (429s in the request log) and tells a misconfigured script to back off.
  */
-export function requireApiKey(apiKeys: ApiKeyStore, limiter: KeyFailureLimiter): Middleware<PortalState> {
+export function requireApiKey(
+  apiKeys: Pick<ApiKeyRepository, 'verify'>,
+  limiter: KeyFailureLimiter,
+): Middleware<PortalState> {
   return async function checkApiKey(ctx, next) {
     if (!apiKeys.verify(paramsOf(ctx).get('api_key') ?? '')) {
       const group = addressGroup(clientIpOf(ctx));

@@ -4,7 +4,7 @@ import type { PasswordCheck } from '../../lib/directory/password-check.ts';
 import { RetiredDirectories } from '../../lib/directory/retired.ts';
 import { DoormanError } from '../../lib/errors.ts';
 import type { Log } from '../../lib/log.ts';
-import type { DirectorySettingsStore } from '../../lib/store/directory-settings-store.ts';
+import type { DirectorySettingsRepository } from '../../lib/store/store.ts';
 
 /** What the splash page needs of the directory: a password check, and a version that moves on every apply. */
 export interface PasswordDirectory {
@@ -29,7 +29,7 @@ export interface DirectorySource {
  * the process alive.
  */
 export function directorySourceFrom(
-  store: DirectorySettingsStore,
+  store: Pick<DirectorySettingsRepository, 'load' | 'version'>,
   options: { clock: Clock; log: Log },
 ): DirectorySource & { close(): Promise<void> } {
   let held: { version: number; directory: Directory | undefined } | undefined;

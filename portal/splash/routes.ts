@@ -9,12 +9,11 @@ import {
   authenticationSession,
   liveSessionFor,
   registrationSession,
-  startPortalSession,
 } from '../../lib/portal/portal-sessions.ts';
 import type { PortalSettings } from '../../lib/portal/settings.ts';
 import { PORTAL_URL_SIGNATURE_FIELD, type PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
-import type { Commits } from '../../lib/store/group-commit.ts';
-import type { SessionKey, SessionStore, StartSession } from '../../lib/store/session-store.ts';
+import type { SessionKey, StartSession } from '../../lib/store/session-store.ts';
+import type { DeviceGroupRepository, SessionRepository } from '../../lib/store/store.ts';
 import { readCookie, serializeCookie } from '../admin/cookies.ts';
 import type { PasswordGuesses } from '../../lib/security/password-guesses.ts';
 import { seeOther } from '../admin/session.ts';
@@ -23,7 +22,6 @@ import { allowMethods, routeAdder } from '../middleware/allow-methods.ts';
 import { clientIp } from '../middleware/client-ip.ts';
 import { formBody } from '../middleware/form-body.ts';
 import { clientIpOf, paramsOf, type PortalState } from '../state.ts';
-import { startAgreement, type AgreementGroups } from './agreement.ts';
 import { CAPTIVE_JSON, captiveState } from './captive-api.ts';
 import { CSRF_FIELD, CSRF_MAX_AGE_SECONDS, SplashCsrf } from './csrf.ts';
 import {
@@ -46,8 +44,11 @@ export { MAX_PASSWORD_LENGTH, refusalText } from './sign-in.ts';
 export interface SplashDeps {
   /** The portal settings in force, read on every request so that a change applies at once. */
   settings: { load(): PortalSettings };
-  /** Asked inside the agreement's write transaction too (see agreement.ts). */
-  deviceGroups: AgreementGroups;
+  /**
+   * Which active group holds a device, for the page. The Accept itself is decided again by the store, inside
+   * the transaction that writes it (SessionRepository.startAgreement).
+   */
+  deviceGroups: Pick<DeviceGroupRepository, 'activeGroupFor'>;
   directory: DirectorySource;
   /** The client's MAC (lib/net/find-mac.ts with a MacLookupCache in production). */
   findMac: (ip: string) => Promise<MacLookup>;
@@ -65,8 +66,8 @@ export interface SplashContext {
   clock: Clock;
   log: (line: string) => void;
   proxyKey?: ProxyKeyMatcher | undefined;
-  sessions: SessionStore;
-  commits: Commits;
+  /** Read on every page; written once committed (the session helper sees it when the browser goes on). */
+  sessions: SessionRepository;
 }
 
 /** The CSRF nonce's cookie, scoped to {base}portal/. */
@@ -112,7 +113,7 @@ type Ctx = ParameterizedContext<PortalState>;
  * Every page carries `<p id="portal-message" data-code="…">` when it has something to say (see SPLASH_CODES).
  */
 export function splashPages(context: SplashContext, deps: SplashDeps): RouterMiddleware<PortalState> {
-  const { config, clock, log, sessions, commits } = context;
+  const { config, clock, log, sessions } = context;
   const baseUrl = new URL(config.baseUrl);
   const paths = splashPaths(baseUrl.pathname);
   const portalUrl = new URL(paths.root, baseUrl).href;
@@ -206,11 +207,7 @@ export function splashPages(context: SplashContext, deps: SplashDeps): RouterMid
 
     if (settings.mode === 'off') return respond.portalOff(ctx, 409);
     if (settings.mode === 'agreement') {
-      const started = await startAgreement(
-        { sessions, commits, clock, deviceGroups: deps.deviceGroups },
-        ip,
-        settings,
-      );
+      const started = await sessions.startAgreement(ip, settings);
       if (started === undefined) return respond.noDeviceGroup(ctx, ip);
       const { session, group } = started;
       return signedIn(session.username, `accepted the usage policy (Device Group ${showValue(group.name)})`);
@@ -233,9 +230,7 @@ export function splashPages(context: SplashContext, deps: SplashDeps): RouterMid
     }
     const { user, mac } = outcome;
     const start = (session: StartSession, what: string) =>
-      startPortalSession(sessions, commits, session, { clientIp: ip, settings }).then(() =>
-        signedIn(session.username, what),
-      );
+      sessions.startPortal(session, { clientIp: ip, settings }).then(() => signedIn(session.username, what));
     if (mac !== undefined) {
       return start(
         registrationSession(mac.mac, user, settings, clock.now()),

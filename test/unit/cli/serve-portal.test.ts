@@ -1,20 +1,14 @@
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { portalFromStores } from '../../../icap-server/portal-from-stores.ts';
-import type { Stores } from '../../../cli/command.ts';
 import { IcapParser, type ReqmodRequest } from '../../../icap-server/parser.ts';
 import type { Decision } from '../../../icap-server/server.ts';
 import { ManualClock } from '../../../lib/clock.ts';
 import type { MacLookup } from '../../../lib/net/mac-lookup.ts';
 import { DEFAULT_PORTAL_SETTINGS, type PortalMode } from '../../../lib/portal/settings.ts';
-import { AdminStore } from '../../../lib/store/admin-store.ts';
-import { ApiKeyStore } from '../../../lib/store/api-key-store.ts';
-import { DirectorySettingsStore } from '../../../lib/store/directory-settings-store.ts';
-import { GroupCommit } from '../../../lib/store/group-commit.ts';
-import { DeviceGroupStore } from '../../../lib/store/device-group-store.ts';
-import { PortalSettingsStore } from '../../../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../../../lib/store/session-store.ts';
-import { SignInFailureStore } from '../../../lib/store/sign-in-failure-store.ts';
+import { openSqliteStore } from '../../../lib/store/sqlite-store.ts';
+import type { Store } from '../../../lib/store/store.ts';
 import { PortalUrlSigner } from '../../../lib/security/portal-url-signature.ts';
 import { ProxyKeyCheck } from '../../../lib/security/proxy-key.ts';
 import { useTempDb } from '../../support/temp-db.ts';
@@ -32,26 +26,19 @@ const CLEAR_AT = Date.UTC(2026, 5, 1);
 const KEY = 'the-serve-portal-test-proxy-key-43-character';
 
 let clock: ManualClock;
-let stores: Stores;
+let stores: Store;
 let macs: Map<string, MacLookup>;
 let macAsked: string[];
 let logged: string[];
 
 beforeEach(() => {
   clock = new ManualClock(REGISTERED_AT);
-  const db = tmp.connect();
-  stores = {
-    sessions: new SessionStore(db, clock),
-    commits: new GroupCommit(db),
-    apiKeys: new ApiKeyStore(db, clock),
-    admins: new AdminStore(db, clock),
-    directory: new DirectorySettingsStore(db, { passwordFile: join(tmp.dir, 'pw'), clock }),
+  stores = openSqliteStore(tmp.connect(), {
+    passwordFile: join(tmp.dir, 'pw'),
+    clock,
     // A directory is taken as applied: the sign-in modes need one (the ICAP decisions here do not ask it).
-    portal: new PortalSettingsStore(db, { clock, directoryApplied: () => true }),
-    deviceGroups: new DeviceGroupStore(db, { clock }),
-    signInFailures: new SignInFailureStore(db),
-    close: () => db.close(),
-  };
+    directoryApplied: () => true,
+  });
   macs = new Map();
   macAsked = [];
   logged = [];
@@ -131,7 +118,7 @@ function register(mac = MAC) {
 describe('portalFromStores: registration mode', () => {
   it('an IPv6 client whose MAC is registered is let through and its address bound to the registration', async () => {
     await setMode('registration', 15);
-    register();
+    await register();
     macs.set('2001:db8::10', onLink('2001:db8::10'));
     const portal = service();
     expect(await status(portal.decide(request('2001:DB8::10')))).toBe(204);
@@ -152,7 +139,7 @@ describe('portalFromStores: registration mode', () => {
 
   it('an IPv4 client whose MAC is registered (Squid had none for it) is let through and bound, so it is named', async () => {
     await setMode('registration');
-    register();
+    await register();
     macs.set('10.91.0.7', onLink('10.91.0.7'));
     const portal = service();
     expect(await status(portal.decide(request('10.91.0.7')))).toBe(204);
@@ -168,7 +155,7 @@ describe('portalFromStores: registration mode', () => {
 
   it('an unregistered MAC, a MAC that is not found, a failed lookup: the splash page (302), nothing bound', async () => {
     await setMode('registration');
-    register('52:54:00:00:00:01');
+    await register('52:54:00:00:00:01');
     macs.set('2001:db8::10', onLink('2001:db8::10'));
     macs.set('2001:db8::11', { ok: false, reason: 'not-on-link', message: 'behind a router' });
     const portal = service();
@@ -181,16 +168,16 @@ describe('portalFromStores: registration mode', () => {
 
   it('an expired registration, or a MAC session from elsewhere, does not count', async () => {
     await setMode('registration');
-    register();
+    await register();
     macs.set('2001:db8::10', onLink('2001:db8::10'));
     clock.set(CLEAR_AT);
     expect(await status(service().decide(request('2001:db8::10')))).toBe(302);
-    stores.sessions.start({ key: { kind: 'mac', value: MAC }, username: 'bob', source: 'api' });
+    await stores.sessions.start({ key: { kind: 'mac', value: MAC }, username: 'bob', source: 'api' });
     expect(await status(service().decide(request('2001:db8::10')))).toBe(302);
   });
 
   it('never looks a MAC up in the other modes', async () => {
-    register();
+    await register();
     macs.set('2001:db8::10', onLink('2001:db8::10'));
     for (const mode of ['authentication', 'agreement'] as const) {
       await setMode(mode);
@@ -203,7 +190,7 @@ describe('portalFromStores: registration mode', () => {
 describe('portalFromStores: sessions idle past their limit', () => {
   it('an IP session counts until it has been idle longer than its limit (judged from last_seen)', async () => {
     await setMode('authentication');
-    const session = stores.sessions.start({
+    const session = await stores.sessions.start({
       key: { kind: 'ip', value: '10.91.0.8' },
       username: 'carol',
       source: 'portal',
@@ -215,7 +202,7 @@ describe('portalFromStores: sessions idle past their limit', () => {
     clock.advance(1);
     expect(await status(portal.decide(request('10.91.0.8')))).toBe(302);
     // Traffic the helper saw (and wrote) keeps it live, from the next turn of the event loop on.
-    stores.sessions.touch(new Map([[session.id, clock.now()]]));
+    await stores.sessions.touch(new Map([[session.id, clock.now()]]));
     await nextTurn();
     expect(await status(portal.decide(request('10.91.0.8')))).toBe(204);
     expect(logged).toEqual([]);
@@ -261,11 +248,15 @@ describe('portalFromStores: the session cache', () => {
     await setMode('authentication');
     const portal = service();
     expect(await status(portal.decide(request('10.91.0.9')))).toBe(302);
-    stores.sessions.start({ key: { kind: 'ip', value: '10.91.0.9' }, username: 'dave', source: 'portal' });
+    await stores.sessions.start({
+      key: { kind: 'ip', value: '10.91.0.9' },
+      username: 'dave',
+      source: 'portal',
+    });
     await nextTurn();
     expect(await status(portal.decide(request('10.91.0.9')))).toBe(204);
     // and a logout (Clear current sessions)
-    stores.sessions.endBySource(['portal']);
+    await stores.sessions.endBySource(['portal']);
     await nextTurn();
     expect(await status(portal.decide(request('10.91.0.9')))).toBe(302);
   });
@@ -285,7 +276,7 @@ describe('portalFromStores: the session cache', () => {
 
   it('judges the hard expiry of a remembered session against the clock on every request', async () => {
     await setMode('authentication');
-    stores.sessions.start({
+    await stores.sessions.start({
       key: { kind: 'ip', value: '10.91.0.11' },
       username: 'fay',
       source: 'portal',
@@ -301,7 +292,7 @@ describe('portalFromStores: the session cache', () => {
     await setMode('authentication');
     const portal = service();
     expect(await status(portal.decide(request('10.91.0.12')))).toBe(302);
-    stores.close();
+    await stores.close();
     await nextTurn();
     expect(() => portal.decide(request('10.91.0.12'))).toThrow(/database connection is not open/);
   });

@@ -4,8 +4,8 @@ import { configSchema, type ConfigInput } from '../../../lib/config/schema.ts';
 import { ProxyKeyCheck } from '../../../lib/security/proxy-key.ts';
 import { ApiKeyStore } from '../../../lib/store/api-key-store.ts';
 import { openDatabase, type Db } from '../../../lib/store/database.ts';
-import { GroupCommit } from '../../../lib/store/group-commit.ts';
 import { SessionStore } from '../../../lib/store/session-store.ts';
+import { openSqliteStore } from '../../../lib/store/sqlite-store.ts';
 import { createApp } from '../../../portal/app.ts';
 import { startServer, type ListenAddress, type RunningServer } from '../../../portal/server.ts';
 
@@ -57,14 +57,15 @@ export async function startPortal(
   const sessions = new SessionStore(db, clock);
   const apiKeys = new ApiKeyStore(db, clock);
   const { key } = apiKeys.create('tests');
+  // No directory is applied here: its password file is never read.
+  const store = openSqliteStore(db, { passwordFile: '/nonexistent/directory-bind-password', clock });
   const logs: string[] = [];
   const app = createApp({
     // No trusted proxy unless a test says so: requests from 127.0.0.1 are then plain clients.
     config: configSchema.parse({ trustedProxies: [], ...config }),
     proxyKey: new ProxyKeyCheck(PROXY_KEY),
-    sessions,
-    commits: new GroupCommit(db),
-    apiKeys,
+    sessions: store.sessions,
+    apiKeys: store.apiKeys,
     clock,
     log: (l) => logs.push(l),
   });
@@ -85,7 +86,7 @@ export async function startPortal(
     });
   const close = async () => {
     await server.close();
-    db.close();
+    await store.close();
   };
   return { server, db, clock, sessions, apiKeys, key, logs, send, post, close };
 }

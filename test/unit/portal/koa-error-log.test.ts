@@ -2,10 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../lib/clock.ts';
 import { configSchema } from '../../../lib/config/schema.ts';
 import { oneLine } from '../../../lib/log.ts';
-import { ApiKeyStore } from '../../../lib/store/api-key-store.ts';
 import { openDatabase } from '../../../lib/store/database.ts';
-import { GroupCommit } from '../../../lib/store/group-commit.ts';
-import { SessionStore } from '../../../lib/store/session-store.ts';
+import { openSqliteStore } from '../../../lib/store/sqlite-store.ts';
 import { createApp } from '../../../portal/app.ts';
 import { koaErrorLog } from '../../../portal/middleware/request-log.ts';
 
@@ -17,12 +15,12 @@ describe("Koa's own errors", () => {
   it('go to the log as one line, not to stderr as a stack trace', async () => {
     const db = openDatabase(':memory:');
     const clock = new ManualClock();
+    const store = openSqliteStore(db, { passwordFile: '/nonexistent/directory-bind-password', clock });
     const logs: string[] = [];
     const app = createApp({
       config: configSchema.parse({}),
-      sessions: new SessionStore(db, clock),
-      commits: new GroupCommit(db),
-      apiKeys: new ApiKeyStore(db, clock),
+      sessions: store.sessions,
+      apiKeys: store.apiKeys,
       clock,
       log: (l) => logs.push(l),
     });

@@ -7,12 +7,10 @@ import {
   liveSessionFor,
   registrationSession,
   secondsRemaining,
-  startPortalSession,
 } from '../../../../lib/portal/portal-sessions.ts';
 import { localMidnight } from '../../../../lib/portal/session-limits.ts';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../lib/portal/settings.ts';
 import { openDatabase } from '../../../../lib/store/database.ts';
-import { GroupCommit } from '../../../../lib/store/group-commit.ts';
 import { SessionStore, type Session } from '../../../../lib/store/session-store.ts';
 
 const NOW = Date.UTC(2026, 5, 1, 9);
@@ -67,44 +65,6 @@ describe('the sessions the splash page starts (the state table)', () => {
     expect(registrationSession('3c:22:fb:12:34:56', 'alice', settings(), NOW)).not.toHaveProperty(
       'expiresAt',
     );
-  });
-
-  it('starts a registration with an address binding for an IPv6 client only, in one commit', async () => {
-    const db = openDatabase(':memory:');
-    const clock = new ManualClock(NOW);
-    const sessions = new SessionStore(db, clock);
-    const commits = new GroupCommit(db);
-    const s = settings({ registrationClearDate: '2026-09-01', idleTimeoutMinutes: 15 });
-    const v4 = await startPortalSession(
-      sessions,
-      commits,
-      registrationSession('02:00:00:00:00:01', 'bob', s, NOW),
-      {
-        clientIp: '10.0.0.5',
-        settings: s,
-      },
-    );
-    expect(v4.binding).toBeUndefined();
-    const v6 = await startPortalSession(
-      sessions,
-      commits,
-      registrationSession('3c:22:fb:12:34:56', 'alice', s, NOW),
-      {
-        clientIp: '2001:db8::5',
-        settings: s,
-      },
-    );
-    // Its end is fixed, one idle timeout from now (before the clear date), and it names the device.
-    expect(v6.binding).toMatchObject({
-      key: { kind: 'ip', value: '2001:db8::5' },
-      username: 'alice',
-      source: 'registration',
-      mac: '3c:22:fb:12:34:56',
-      expiresAt: NOW + 15 * 60_000,
-      idleTimeoutMs: 15 * 60_000,
-    });
-    expect(sessions.list()).toHaveLength(3);
-    db.close();
   });
 });
 

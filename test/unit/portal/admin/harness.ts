@@ -2,13 +2,12 @@ import { ManualClock } from '../../../../lib/clock.ts';
 import { configSchema, type ConfigInput } from '../../../../lib/config/schema.ts';
 import { directorySettingsSchema, type DirectorySettings } from '../../../../lib/directory/settings.ts';
 import { AdminStore } from '../../../../lib/store/admin-store.ts';
-import { ApiKeyStore } from '../../../../lib/store/api-key-store.ts';
 import { openDatabase, type Db } from '../../../../lib/store/database.ts';
 import type { Schedule } from '../../../../lib/store/busy.ts';
-import { DeviceGroupStore } from '../../../../lib/store/device-group-store.ts';
-import { GroupCommit } from '../../../../lib/store/group-commit.ts';
 import { PortalSettingsStore } from '../../../../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
+import { openSqliteStore } from '../../../../lib/store/sqlite-store.ts';
+import type { DeviceGroupRepository } from '../../../../lib/store/store.ts';
 import type { ApplyResult, DirectoryAdmin } from '../../../../portal/admin/directory-admin.ts';
 import type { AdminDeps } from '../../../../portal/admin/routes.ts';
 import { createApp } from '../../../../portal/app.ts';
@@ -89,10 +88,13 @@ export interface AdminPortal {
   clock: ManualClock;
   store: AdminStore;
   directory: FakeDirectory;
-  /** The captive portal screen's stores, on the same DB. */
+  /**
+   * The captive portal screen's stores, on the same DB. The Device Groups are the web app's own: its cache of
+   * the active groups notices only its own writes on this connection.
+   */
   sessions: SessionStore;
   portalSettings: PortalSettingsStore;
-  deviceGroups: DeviceGroupStore;
+  deviceGroups: DeviceGroupRepository;
   logs: string[];
   /** The path of baseUrl: '/' unless the test configures another. */
   base: string;
@@ -104,7 +106,7 @@ export interface AdminPortal {
 export interface AdminPortalOptions {
   /** The session DB (default: a new in-memory one), closed by close(). */
   db?: Db;
-  /** The timers the portal stores wait on while another connection holds the write lock. */
+  /** The timers the store waits on while another connection holds the write lock. */
   schedule?: Schedule;
   /** The time zone the portal screen names. Default: the test process's. */
   timeZone?: string;
@@ -130,26 +132,30 @@ export async function startAdminPortal(
   // The portal's sign-in modes need an applied directory: the fake one's stored settings.
   const directoryApplied = () => directory.current() !== undefined;
   const portalSettings = new PortalSettingsStore(db, { ...storeOptions, directoryApplied });
-  const deviceGroups = new DeviceGroupStore(db, storeOptions);
+  const shared = openSqliteStore(db, {
+    // No directory is applied to this DB (the fake one stands in): its password file is never read.
+    passwordFile: '/nonexistent/directory-bind-password',
+    directoryApplied,
+    ...storeOptions,
+  });
+  const deviceGroups = shared.deviceGroups;
   await store.setPassword(ADMIN, ADMIN_PASSWORD);
   const logs: string[] = [];
   const parsed = configSchema.parse(config);
   const app = createApp({
     config: parsed,
-    sessions,
-    commits: new GroupCommit(db),
-    apiKeys: new ApiKeyStore(db, clock),
+    sessions: shared.sessions,
+    apiKeys: shared.apiKeys,
     clock,
     log: (l) => logs.push(l),
     admin: {
-      store,
+      store: shared.admins,
       directory,
       portal: {
-        settings: portalSettings,
+        settings: shared.portal,
         deviceGroups,
-        sessions,
+        sessions: shared.sessions,
         ...(setup.timeZone === undefined ? {} : { timeZone: setup.timeZone }),
-        ...(setup.schedule === undefined ? {} : { schedule: setup.schedule }),
         ...(setup.leastIdleMinutes === undefined ? {} : { leastIdleMinutes: setup.leastIdleMinutes }),
       },
       ...options,
@@ -173,7 +179,7 @@ export async function startAdminPortal(
     browser: (from) => new Browser(portal, from),
     close: async () => {
       await server.close();
-      db.close();
+      await shared.close();
     },
   };
   return portal;

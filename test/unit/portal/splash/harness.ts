@@ -9,9 +9,7 @@ import type { MacLookup } from '../../../../lib/net/mac-lookup.ts';
 import { PasswordGuesses } from '../../../../lib/security/password-guesses.ts';
 import { PortalUrlSigner } from '../../../../lib/security/portal-url-signature.ts';
 import { ProxyKeyCheck } from '../../../../lib/security/proxy-key.ts';
-import { ApiKeyStore } from '../../../../lib/store/api-key-store.ts';
 import { openDatabase, type Db } from '../../../../lib/store/database.ts';
-import { DeviceGroupStore } from '../../../../lib/store/device-group-store.ts';
 import { GroupCommit, type Commits } from '../../../../lib/store/group-commit.ts';
 import {
   PortalSettingsStore,
@@ -19,6 +17,8 @@ import {
 } from '../../../../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
 import { SignInFailureStore } from '../../../../lib/store/sign-in-failure-store.ts';
+import { openSqliteStore } from '../../../../lib/store/sqlite-store.ts';
+import type { DeviceGroupRepository } from '../../../../lib/store/store.ts';
 import { createApp } from '../../../../portal/app.ts';
 import { startServer, type RunningServer } from '../../../../portal/server.ts';
 import type { DirectorySource, PasswordDirectory } from '../../../../portal/splash/directory-source.ts';
@@ -144,7 +144,8 @@ export interface Splash {
   clock: ManualClock;
   sessions: SessionStore;
   settings: PortalSettingsStore;
-  groups: DeviceGroupStore;
+  /** The web app's own: its cache of the active groups notices only its own writes on this connection. */
+  groups: DeviceGroupRepository;
   directory: FakeDirectory;
   macs: FakeMacs;
   logs: string[];
@@ -170,7 +171,7 @@ export async function startSplash(
   deps: Partial<Pick<SplashDeps, 'failedAttempts'>> = {},
   options: {
     file?: boolean;
-    /** Wraps the web app's group commits (to act between a request's reads and its write). */
+    /** Wraps the store's group commits (to act between a request's reads and its write). */
     commits?: (real: Commits) => Commits;
   } = {},
 ): Promise<Splash> {
@@ -181,17 +182,22 @@ export async function startSplash(
   const sessions = new SessionStore(db, clock);
   const directory = new FakeDirectory();
   const settings = new PortalSettingsStore(db, { clock, directoryApplied: () => directory.applied });
-  const groups = new DeviceGroupStore(db, { clock });
   const macs = new FakeMacs();
   const logs: string[] = [];
   const parsed = configSchema.parse({ trustedProxies: [], ...config });
   const portalUrls = new PortalUrlSigner(URL_SECRET, clock);
   const commits = new GroupCommit(db, { clock });
+  const store = openSqliteStore(db, {
+    // No directory is applied to this DB (the fake one stands in): its password file is never read.
+    passwordFile: '/nonexistent/directory-bind-password',
+    clock,
+    commits: options.commits?.(commits) ?? commits,
+  });
+  const groups = store.deviceGroups;
   const app = createApp({
     config: parsed,
-    sessions,
-    commits: options.commits?.(commits) ?? commits,
-    apiKeys: new ApiKeyStore(db, clock),
+    sessions: store.sessions,
+    apiKeys: store.apiKeys,
     clock,
     log: (l) => logs.push(l),
     proxyKey: new ProxyKeyCheck(PROXY_KEY),
@@ -237,7 +243,7 @@ export async function startSplash(
     file,
     close: async () => {
       await server.close();
-      db.close();
+      await store.close();
       if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
     },
   };
