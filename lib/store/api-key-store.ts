@@ -1,43 +1,26 @@
 import type { Statement } from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
-import { DoormanError, InvalidInputError, showValue } from '../errors.ts';
-import { generateApiKey, hashSecret, parseApiKey, secretMatches } from '../security/api-key.ts';
+import { generateApiKey } from '../security/api-key.ts';
+import {
+  acceptedKey,
+  apiKeyNameTaken,
+  checkApiKeyName,
+  lastUseDue,
+  LAST_USED_RETRY_MS,
+  noSuchApiKey,
+  toApiKeyInfo as toInfo,
+  type ApiKeyInfo,
+  type ApiKeyRow as Row,
+} from './api-key-rules.ts';
 import { isBusy, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 
-export interface ApiKeyInfo {
-  name: string;
-  keyId: string;
-  createdAt: number;
-  lastUsedAt: number | undefined;
-  revokedAt: number | undefined;
-}
-
-interface Row {
-  name: string;
-  key_id: string;
-  secret_hash: Buffer;
-  created_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-}
-
-const toInfo = (r: Row): ApiKeyInfo => ({
-  name: r.name,
-  keyId: r.key_id,
-  createdAt: r.created_at,
-  lastUsedAt: r.last_used_at ?? undefined,
-  revokedAt: r.revoked_at ?? undefined,
-});
-
-/** Compared against when the key is malformed or unknown, so every refusal costs the same work. */
-const DUMMY_HASH = hashSecret('doorman-no-such-key');
-
-/** How stale `lastUsedAt` may be. */
-export const LAST_USED_RESOLUTION_MS = 60_000;
-
-/** After SQLITE_BUSY, "last used" is tried again this much later (and on the next use of any key). */
-export const LAST_USED_RETRY_MS = 1000;
+export {
+  API_KEY_NAME_PATTERN,
+  LAST_USED_RESOLUTION_MS,
+  LAST_USED_RETRY_MS,
+  type ApiKeyInfo,
+} from './api-key-rules.ts';
 
 export interface ApiKeyStoreOptions {
   /** For the retry of "last used" after SQLITE_BUSY; default setTimeout (unref'd: it keeps no process alive). */
@@ -45,8 +28,6 @@ export interface ApiKeyStoreOptions {
   /** Where a "last used" write that failed for another reason than a lock is reported. Default: stderr. */
   log?: (line: string) => void;
 }
-
-export const API_KEY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/;
 
 /** API keys: only a hash of each is stored; the key itself is returned once, by create(). */
 export class ApiKeyStore {
@@ -81,19 +62,14 @@ export class ApiKeyStore {
 
   /** Make a key. The returned `key` is the only copy there will ever be. */
   create(name: string): { key: string; info: ApiKeyInfo } {
-    if (!API_KEY_NAME_PATTERN.test(name)) {
-      throw new InvalidInputError(
-        'name',
-        `${showValue(name)} is not allowed: 1-64 characters, letters, digits, space, ". _ @ -", starting with a letter or digit`,
-      );
-    }
+    checkApiKeyName(name);
     const fresh = generateApiKey();
     try {
       this.#insert.run({ name, keyId: fresh.keyId, hash: fresh.secretHash, now: this.#clock.now() });
     } catch (error) {
       // The UNIQUE constraint decides, so two processes creating the same name at once get the same answer.
       if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
-        throw new DoormanError('CONFLICT', `name: an API key named ${showValue(name)} exists already`);
+        throw apiKeyNameTaken(name);
       }
       throw error;
     }
@@ -105,14 +81,10 @@ export class ApiKeyStore {
    * in every case so the answer's timing does not tell which.
    */
   verify(presented: string): boolean {
-    const parsed = parseApiKey(presented);
-    const row = parsed === undefined ? undefined : (this.#byKeyId.get(parsed.keyId) as Row | undefined);
-    const matches = secretMatches(parsed?.secret ?? '', row?.secret_hash ?? DUMMY_HASH);
-    if (row === undefined || !matches || row.revoked_at !== null) return false;
-    // "Last used" to the minute: a write per request would double the login API's writes, and each one makes
-    // every session helper drop its cache.
+    const row = acceptedKey(presented, (keyId) => this.#byKeyId.get(keyId) as Row | undefined);
+    if (row === undefined) return false;
     const now = this.#clock.now();
-    if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
+    if (lastUseDue(row.last_used_at, now)) {
       this.#pendingUsed.set(row.key_id, now);
       this.#writeUsed();
     }
@@ -152,7 +124,7 @@ export class ApiKeyStore {
   /** Revoke by name; effective for the next request. */
   revoke(name: string): ApiKeyInfo {
     const row = this.#byName.get(name) as Row | undefined;
-    if (row === undefined) throw new DoormanError('NOT_FOUND', `name: no API key named ${showValue(name)}`);
+    if (row === undefined) throw noSuchApiKey(name);
     this.#revoke.run({ name, now: this.#clock.now() });
     return toInfo(this.#byName.get(name) as Row);
   }

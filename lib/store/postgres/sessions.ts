@@ -7,6 +7,7 @@ import type { SessionRepository } from '../store.ts';
 import { takeChange } from './changes.ts';
 import type { Sql, Tx } from './connect.ts';
 import type { Replica } from './replica.ts';
+import { deleteSessions } from './session-deletions.ts';
 import { SessionTable, toSession, type SessionRow } from './session-table.ts';
 import { WriteBatch, type Effect } from './write-batch.ts';
 
@@ -226,19 +227,4 @@ async function upsert(tx: Tx, context: Context, input: StartSession): Promise<Se
     RETURNING *`;
   if (row === undefined) throw new Error('INSERT ... RETURNING gave no row');
   return row;
-}
-
-/**
- * Delete the sessions `where` selects and record each in session_deletions under this change number, so every
- * replica's delta sees them go. The rows as they were.
- */
-export async function deleteSessions(
-  tx: Tx,
-  context: Context,
-  where: ReturnType<Tx['unsafe']> | ReturnType<Tx>,
-): Promise<SessionRow[]> {
-  return tx<SessionRow[]>`
-    WITH gone AS (DELETE FROM sessions WHERE ${where} RETURNING *),
-      recorded AS (INSERT INTO session_deletions (id, change, at) SELECT id, ${context.change}, ${context.now} FROM gone)
-    SELECT * FROM gone`;
 }

@@ -1,0 +1,103 @@
+import postgres from 'postgres';
+import { DoormanError } from '../../errors.ts';
+import { takeChange } from './changes.ts';
+import type { Sql, Tx } from './connect.ts';
+import type { Replica } from './replica.ts';
+import type { ReplicatedTable } from './schema.ts';
+
+/**
+ * The order in which one transaction may take change numbers of several tables (each takes its counter row's
+ * lock until commit): always the same order, so two writers never wait on each other in a circle. A Device
+ * Group change takes device_groups then sessions; a portal save settings then sessions.
+ */
+const TAKE_ORDER: readonly ReplicatedTable[] = [
+  'api_keys',
+  'admins',
+  'settings',
+  'device_groups',
+  'sessions',
+];
+
+/** Takes `tab`'s next change number inside the write (see takeChange), in TAKE_ORDER. */
+export type TakeChange = (tab: ReplicatedTable) => Promise<number>;
+
+/** SQLSTATEs that say the server is away or cannot take writes now, not that the write is wrong. */
+const UNAVAILABLE_STATES = new Set([
+  '53300', // too_many_connections
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, shutting down, in recovery)
+  '25006', // read_only_sql_transaction: a standby, after a failover, before target_session_attrs finds the primary
+]);
+
+/** The library's own connection codes, and the socket's. */
+const UNAVAILABLE_CODES = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+/** Whether `error` means PostgreSQL cannot be reached (or cannot write) now: worth trying again later. */
+export function isUnavailable(error: unknown): boolean {
+  if (error instanceof postgres.PostgresError)
+    return error.code.startsWith('08') || UNAVAILABLE_STATES.has(error.code);
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && UNAVAILABLE_CODES.has(code);
+}
+
+/** Run `work` in one transaction; PostgreSQL being away is STORE_UNAVAILABLE (the web app's 503). */
+export async function transaction<T>(sql: Sql, work: (tx: Tx) => Promise<T>): Promise<T> {
+  try {
+    return (await sql.begin(work)) as T;
+  } catch (error) {
+    if (!isUnavailable(error)) throw error;
+    throw new DoormanError('STORE_UNAVAILABLE', `PostgreSQL store: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * A write of replicated tables: one transaction in which `work` takes the change number of each table it
+ * writes (through `take`, in TAKE_ORDER) and stamps every row it writes with it. Resolves once committed and
+ * once this process's replica holds every table written up to its number (read-your-writes); a write that
+ * throws leaves nothing, its numbers included.
+ */
+export async function writeChanges<T>(
+  sql: Sql,
+  replica: Replica,
+  work: (tx: Tx, take: TakeChange) => Promise<T>,
+): Promise<T> {
+  const taken = new Map<ReplicatedTable, number>();
+  const result = await transaction(sql, (tx) =>
+    work(tx, async (tab) => {
+      const last = [...taken.keys()].at(-1);
+      if (last !== undefined && TAKE_ORDER.indexOf(tab) <= TAKE_ORDER.indexOf(last))
+        throw new Error(`change numbers taken out of order: ${tab} after ${last}`);
+      const change = await takeChange(tx, tab);
+      taken.set(tab, change);
+      return change;
+    }),
+  );
+  await Promise.all([...taken].map(([tab, change]) => replica.caughtUp(tab, change)));
+  return result;
+}
+
+/** A write of one table: `work` gets the change number to stamp its rows with. */
+export function writeTable<T>(
+  sql: Sql,
+  replica: Replica,
+  tab: ReplicatedTable,
+  work: (tx: Tx, change: number) => Promise<T>,
+): Promise<T> {
+  return writeChanges(sql, replica, async (tx, take) => work(tx, await take(tab)));
+}

@@ -1,0 +1,123 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import { ManualClock } from '../../lib/clock.ts';
+import { PgApiKeys } from '../../lib/store/postgres/api-keys.ts';
+import { connectPostgres, type Sql } from '../../lib/store/postgres/connect.ts';
+import { migratePostgres } from '../../lib/store/postgres/migrate.ts';
+import { Replica } from '../../lib/store/postgres/replica.ts';
+import type { ReplicatedTable } from '../../lib/store/postgres/schema.ts';
+import { PgSessions } from '../../lib/store/postgres/sessions.ts';
+import type { Box, BoxOptions, ContractStore, SessionFixture, Site } from '../unit/lib/store/contract/site.ts';
+import { usePostgres } from './postgres.ts';
+
+/**
+ * Sites of boxes on a real PostgreSQL (usePostgres: one cluster a test file, a database a test): each box has
+ * its own client and Replica, as each Doorman process would, and the repositories built on them. What the
+ * store contract suites (test/unit/lib/store/contract/) run on for PostgreSQL, and what its own tests use.
+ */
+
+export type PgStore = Pick<ContractStore, 'apiKeys'> & { apiKeys: PgApiKeys };
+
+export interface PgBox extends Box<PgStore> {
+  readonly sql: Sql;
+  readonly replica: Replica;
+  /** What the replica and the repositories logged. */
+  readonly logs: string[];
+  /** The directory bind password file of this box's own. */
+  readonly passwordFile: string;
+}
+
+export interface PgBoxOptions extends BoxOptions {
+  /** The replica's poll; default 60 s, so a test sees what notifications alone bring. */
+  pollMs?: number;
+  schedule?: (task: () => void, ms: number) => void;
+}
+
+export interface PgSite extends Site<PgStore> {
+  box(options?: PgBoxOptions): Promise<PgBox>;
+  /** A client of the test's own, for what a test checks in the tables themselves. */
+  readonly sql: Sql;
+}
+
+export function usePgSite(): {
+  readonly pg: ReturnType<typeof usePostgres>;
+  open(options?: { now?: number }): Promise<PgSite>;
+} {
+  const pg = usePostgres();
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  const connect = (applicationName: string): Sql => {
+    const sql = connectPostgres({ url: pg.url, passwordFile: pg.passwordFile }, { applicationName, max: 4 });
+    cleanups.push(() => sql.end({ timeout: 1 }));
+    return sql;
+  };
+
+  const open = async (options: { now?: number } = {}): Promise<PgSite> => {
+    const clock = new ManualClock(options.now);
+    const sql = connect('doorman-test');
+    await migratePostgres(sql);
+    const dir = mkdtempSync(join(tmpdir(), 'doorman-pg-site-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    let boxes = 0;
+
+    const box = async (boxOptions: PgBoxOptions = {}): Promise<PgBox> => {
+      const name = `box${++boxes}`;
+      const boxSql = connect(`doorman-${name}`);
+      const logs: string[] = [];
+      const log = boxOptions.log ?? ((line: string) => void logs.push(line));
+      const replica = new Replica(boxSql, { log, clock, pollMs: boxOptions.pollMs ?? 60_000 });
+      cleanups.push(() => replica.close());
+      const schedule = boxOptions.schedule === undefined ? {} : { schedule: boxOptions.schedule };
+      const store: PgStore = {
+        apiKeys: new PgApiKeys(boxSql, replica, clock, { log, ...schedule }),
+      };
+      await replica.start();
+      return {
+        store,
+        sql: boxSql,
+        replica,
+        logs,
+        passwordFile: boxOptions.passwordFile ?? join(dir, `${name}-bind-password`),
+        sync: () => caughtUpWithAll(sql, replica),
+      };
+    };
+    return { clock, box, sql, sessions: await sessionFixture(sql, clock, cleanups) };
+  };
+  return { pg, open };
+}
+
+/** Until `replica` has applied every table it holds as far as the database has it now. */
+export async function caughtUpWithAll(sql: Sql, replica: Replica): Promise<void> {
+  const counters = await sql<{ tab: ReplicatedTable; last: number }[]>`SELECT tab, last FROM changes`;
+  const held = counters.filter(({ tab }) => replica.applied(tab) >= 0);
+  await Promise.all(held.map(({ tab, last }) => replica.caughtUp(tab, last, 2000)));
+  const behind = held.filter(({ tab, last }) => replica.applied(tab) < last).map(({ tab }) => tab);
+  if (behind.length > 0) throw new Error(`the replica did not catch up with ${behind.join(', ')} in 2 s`);
+}
+
+/**
+ * The sessions as the splash page and the login API leave them: PgSessions on a box of its own (the site's
+ * client), read once its replica has caught up.
+ */
+async function sessionFixture(
+  sql: Sql,
+  clock: ManualClock,
+  cleanups: Array<() => Promise<void> | void>,
+): Promise<SessionFixture> {
+  const replica = new Replica(sql, { log: () => undefined, clock, pollMs: 60_000 });
+  cleanups.push(() => replica.close());
+  const sessions = new PgSessions(sql, replica, { clock });
+  await replica.start();
+  return {
+    start: (input) => sessions.start(input),
+    list: async () => {
+      await caughtUpWithAll(sql, replica);
+      return sessions.list();
+    },
+    touch: (seen) => sessions.touch(seen),
+  };
+}
