@@ -2,7 +2,19 @@ import type { Clock } from '../lib/clock.ts';
 import { bh, err, ok, type HelperReply, type HelperRequest } from '../lib/helper-protocol/message.ts';
 import { normaliseIp } from '../lib/net/address.ts';
 import { classifyMac } from '../lib/net/mac-class.ts';
-import type { SessionKey, SessionStore } from '../lib/store/session-store.ts';
+import type { Session, SessionKey } from '../lib/store/session-store.ts';
+
+/**
+ * What the lookup reads sessions from: SQLite's SessionStore itself, or the PostgreSQL replica's sessions
+ * (helpers/authd/pg-session-service.ts), whose "last seen" writes are queued and retried there.
+ */
+export interface LookupStore {
+  find(key: SessionKey): Session | undefined;
+  /** Moves whenever a session may have changed (another process's commit): cached answers are dropped then. */
+  dataVersion(): number | string;
+  /** Record "last seen" times; a later time than the stored one wins. */
+  touch(seen: ReadonlyMap<number, number>): void;
+}
 
 interface Cached {
   id: number;
@@ -46,7 +58,7 @@ const MAX_CACHED = 200_000;
  * refused lookup is never counted as seen: traffic after the end cannot bring the session back.
  */
 export class SessionLookup {
-  readonly #store: SessionStore;
+  readonly #store: LookupStore;
   readonly #clock: Clock;
   readonly #cache = new Map<string, Cached | null>();
   readonly #seen = new Map<number, number>();
@@ -56,9 +68,9 @@ export class SessionLookup {
    * data_version).
    */
   readonly #answered = new Map<number, number>();
-  #version = -1;
+  #version: number | string = -1;
 
-  constructor(store: SessionStore, clock: Clock) {
+  constructor(store: LookupStore, clock: Clock) {
     this.#store = store;
     this.#clock = clock;
   }

@@ -108,10 +108,19 @@ mkdirSync(seamlessPaths(config).rcacheDir, { recursive: true, mode: 0o700 });
 // on a fresh machine authd may start before the web app ever has.
 openDatabase(dbPath(config)).close();
 
-const session = createSessionService({
-  settings: () => ({ path: dbPath(config), flushEveryMs: config.lastSeenFlushSeconds * 1000 }),
-  log,
-});
+// Sessions from the site's shared PostgreSQL (several boxes), or from this box's SQLite DB.
+const { store } = config;
+const session =
+  store.kind === 'postgres'
+    ? (await import('./pg-session-service.ts')).createPgSessionService({
+        store,
+        flushEveryMs: config.lastSeenFlushSeconds * 1000,
+        log,
+      })
+    : createSessionService({
+        settings: () => ({ path: dbPath(config), flushEveryMs: config.lastSeenFlushSeconds * 1000 }),
+        log,
+      });
 
 let directory: Promise<DirectoryService> | undefined;
 const directoryService = () =>
@@ -210,7 +219,7 @@ clearInterval(watchdog);
 const handedOver = reason.startsWith('handed over');
 await listener.close(STOP_GRACE_MS, handedOver || !ownFiles);
 if (ownFiles) removePidFile(pidFile, process.pid);
-session.close();
+await session.close();
 await Promise.all([directory?.then((d) => d.close()), seamless?.then((s) => s.close())]);
 notifier?.close();
 log('stopped');

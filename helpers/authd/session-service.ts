@@ -34,7 +34,7 @@ export interface SessionService {
    * Write the "last seen" times still pending (waiting a little for the lock: nobody awaits an answer now)
    * and close the DB. Called once, after the last answer.
    */
-  close(): void;
+  close(): void | Promise<void>;
 }
 
 /** "Last seen" times written per transaction: about 5 ms of work. */

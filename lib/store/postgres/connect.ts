@@ -64,6 +64,9 @@ export function connectPostgres(settings: PostgresSettings, options: ConnectOpti
     max: options.max ?? 4,
     connect_timeout: options.connectTimeoutSeconds ?? 5,
     idle_timeout: 0,
+    // Seconds before a connection lost is tried again: the library's default grows to 20 s, which would keep a
+    // box stale that long after PostgreSQL is back. At most a second, with some jitter between boxes.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5 + Math.random() * 0.5),
     ...(passwordFile === null ? {} : { password: () => readPasswordFile(passwordFile) }),
     connection: { application_name: options.applicationName },
     types: {

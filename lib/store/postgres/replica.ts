@@ -71,25 +71,34 @@ export class Replica {
 
   /**
    * Listen, then load every registered table. Resolves once loaded (the process can answer); rejects if
-   * PostgreSQL cannot be reached now (the caller decides whether to wait and try again).
+   * PostgreSQL cannot be reached now: call it again to try again (what succeeded is not redone).
    */
   async start(): Promise<void> {
-    const listening = await this.#sql.listen(
-      CHANGES_CHANNEL,
-      (payload) => {
-        const change = parseChange(payload);
-        if (change !== undefined && change.change > this.applied(change.tab)) void this.catchUp();
-      },
-      // On the first LISTEN and on every one after a reconnect: what was sent meanwhile is lost.
-      () => void this.catchUp(),
-    );
-    this.#unlisten = listening.unlisten;
+    if (this.#unlisten === undefined) {
+      const listening = await this.#sql.listen(
+        CHANGES_CHANNEL,
+        (payload) => {
+          const change = parseChange(payload);
+          if (change !== undefined && change.change > this.applied(change.tab)) void this.catchUp();
+        },
+        // On the first LISTEN and on every one after a reconnect: what was sent meanwhile is lost.
+        () => void this.catchUp(),
+      );
+      this.#unlisten = listening.unlisten;
+    }
     await this.catchUp();
     const unloaded = [...this.#tables.keys()].filter((tab) => this.applied(tab) < 0);
     if (unloaded.length > 0)
       throw new DoormanError('STORE_UNAVAILABLE', `PostgreSQL store: could not load ${unloaded.join(', ')}`);
-    this.#timer = setInterval(() => void this.catchUp(), this.#pollMs);
-    this.#timer.unref();
+    if (this.#timer === undefined) {
+      this.#timer = setInterval(() => void this.catchUp(), this.#pollMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** Whether every registered table has been loaded once (answers can be given). */
+  loaded(): boolean {
+    return [...this.#tables.keys()].every((tab) => this.applied(tab) >= 0);
   }
 
   /** The change number of `tab` this process has applied (-1 before the first load). */

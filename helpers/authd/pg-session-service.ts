@@ -1,0 +1,110 @@
+import { systemClock, type Clock } from '../../lib/clock.ts';
+import { bh } from '../../lib/helper-protocol/message.ts';
+import type { Log } from '../../lib/log.ts';
+import { connectPostgres, type PostgresSettings } from '../../lib/store/postgres/connect.ts';
+import { requireCurrentSchema } from '../../lib/store/postgres/migrate.ts';
+import { Replica } from '../../lib/store/postgres/replica.ts';
+import { PgSessions } from '../../lib/store/postgres/sessions.ts';
+import { SessionLookup, type LookupStore } from '../session-lookup.ts';
+import type { SessionService } from './session-service.ts';
+
+/** "Last seen" times per flush (a statement of PgSessions holds at most 2,000 of them). */
+const SEEN_PER_FLUSH = 20_000;
+/** Between tries to load the sessions while PostgreSQL cannot be reached. */
+const LOAD_RETRY_MS = 1000;
+/** A failed load is logged at most this often. */
+const LOAD_LOG_MS = 10_000;
+/** At exit: the last "last seen" write and the client's end may take this long. */
+const CLOSE_GRACE_MS = 2000;
+
+export interface PgSessionServiceOptions {
+  store: PostgresSettings;
+  flushEveryMs: number;
+  log: Log;
+  clock?: Clock;
+}
+
+/**
+ * The session lookup on a PostgreSQL store: every answer from this process's copy of the sessions (the replica,
+ * a full load at start, then changes as every box makes them), so no lookup ever waits on the network and an
+ * unreachable PostgreSQL is no outage for identified clients: the copy keeps answering, each session's own end
+ * honoured, its age logged. Until the first load, lookups answer BH (nothing is known yet); the load is tried
+ * again every second. "Last seen" goes to PostgreSQL in batches; a batch that fails is kept and merged into the
+ * next, so an outage loses no sighting.
+ */
+export function createPgSessionService(options: PgSessionServiceOptions): SessionService & {
+  /** Resolves once the sessions are loaded (authd is "ready" then). */
+  loaded: Promise<void>;
+} {
+  const { log } = options;
+  const clock = options.clock ?? systemClock;
+  const sql = connectPostgres(options.store, { applicationName: 'doorman-authd', max: 2, log });
+  const replica = new Replica(sql, { log, clock });
+  const sessions = new PgSessions(sql, replica, { clock });
+  /** Sightings whose write failed, merged into the next flush (the later time wins). */
+  const unwritten = new Map<number, number>();
+  const source: LookupStore = {
+    find: (key) => sessions.find(key),
+    dataVersion: () => sessions.changeStamp(),
+    touch(seen) {
+      for (const [id, at] of seen) unwritten.set(id, Math.max(at, unwritten.get(id) ?? 0));
+      const batch = new Map(unwritten);
+      unwritten.clear();
+      void sessions.touch(batch).catch(() => {
+        for (const [id, at] of batch) unwritten.set(id, Math.max(at, unwritten.get(id) ?? 0));
+      });
+    },
+  };
+  const lookup = new SessionLookup(source, clock);
+  let stopped = false;
+
+  const loaded = (async () => {
+    let lastLog = -Infinity;
+    for (;;) {
+      try {
+        await requireCurrentSchema(sql);
+        await replica.start();
+        log(`sessions loaded from PostgreSQL: ${sessions.size}`);
+        return;
+      } catch (error) {
+        if (stopped) return;
+        if (clock.now() - lastLog >= LOAD_LOG_MS) {
+          lastLog = clock.now();
+          log(
+            `sessions not loaded yet (${(error as Error).message}): answering BH, trying again every second`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, LOAD_RETRY_MS));
+      }
+    }
+  })();
+
+  let lastFlush = clock.now();
+  let backlog = false;
+  /** Once per interval, in bounded chunks (one per batch of lookups while a backlog lasts). */
+  const flushSeen = (force = false) => {
+    if (!force && !backlog && clock.now() - lastFlush < options.flushEveryMs) return;
+    lastFlush = clock.now();
+    backlog = lookup.flushSeen(force ? Infinity : SEEN_PER_FLUSH) > 0;
+  };
+
+  return {
+    loaded,
+    handlers: {
+      beforeBatch: () => lookup.refresh(),
+      handle: (request) =>
+        replica.loaded()
+          ? lookup.handle(request)
+          : bh('sessions not loaded yet from PostgreSQL, see cache.log'),
+      afterBatch: () => flushSeen(),
+    },
+    async close() {
+      stopped = true;
+      flushSeen(true);
+      if (unwritten.size > 0) source.touch(new Map());
+      await Promise.race([sessions.drain(), new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS))]);
+      await replica.close();
+      await sql.end({ timeout: CLOSE_GRACE_MS / 1000 });
+    },
+  };
+}
