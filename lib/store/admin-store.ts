@@ -1,67 +1,32 @@
 import type { Statement } from 'better-sqlite3';
-import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
-import { DoormanError, InvalidInputError, showValue } from '../errors.ts';
-import { hashPassword, needsRehash, passwordProblem, verifyPassword } from '../security/password-hash.ts';
+import { hashPassword, needsRehash, verifyPassword } from '../security/password-hash.ts';
+import {
+  ADMIN_TOKEN_PATTERN as TOKEN_PATTERN,
+  checkAdminInput,
+  DEFAULT_SESSION_TTL_MS,
+  newAdminSession,
+  noSuchAdmin,
+  noSuchAdminHash as dummy,
+  toAdminSession,
+  toAdminUser as toUser,
+  tokenHash as sha256,
+  type AdminSession,
+  type AdminSessionRow as SessionRow,
+  type AdminUserInfo,
+  type AdminUserRow as UserRow,
+  type NewAdminSession,
+} from './admin-rules.ts';
 import { realSchedule, retryWhileBusy, unlessBusy, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 
-export interface AdminUserInfo {
-  name: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** A signed-in administrator, found by the token in their cookie. */
-export interface AdminSession {
-  userName: string;
-  /** Goes into every form of this session and must come back with every POST. */
-  csrfToken: string;
-  createdAt: number;
-  expiresAt: number;
-}
-
-export interface NewAdminSession extends AdminSession {
-  /** The cookie value. Only its SHA-256 is stored: this is the one copy there will ever be. */
-  token: string;
-}
-
-interface UserRow {
-  name: string;
-  password_hash: string;
-  created_at: number;
-  updated_at: number;
-}
-
-interface SessionRow {
-  token_hash: Buffer;
-  user_name: string;
-  csrf_token: string;
-  created_at: number;
-  expires_at: number;
-}
-
-export const ADMIN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
-/** 32 random bytes, base64url without padding. */
-const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
-/** Hard lifetime of a sign-in; a working day. There is no idle timeout. */
-export const DEFAULT_SESSION_TTL_MS = 8 * 3600 * 1000;
-
-const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
-const newToken = (): string => randomBytes(32).toString('base64url');
-
-const toUser = (r: UserRow): AdminUserInfo => ({
-  name: r.name,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-/**
- * Made once per process, on first use: the hash an unknown name is checked against, so that "no such admin"
- * costs the same scrypt run as "wrong password" and the timing does not tell them apart.
- */
-let dummyHash: Promise<string> | undefined;
-const dummy = (): Promise<string> => (dummyHash ??= hashPassword('doorman-no-such-admin'));
+export {
+  ADMIN_NAME_PATTERN,
+  DEFAULT_SESSION_TTL_MS,
+  type AdminSession,
+  type AdminUserInfo,
+  type NewAdminSession,
+} from './admin-rules.ts';
 
 /**
  * Administrators of the web app and their sign-ins. Passwords are stored as scrypt hashes, session tokens as
@@ -117,9 +82,7 @@ export class AdminStore {
    * knew the old one is out. Returns whether the admin is new.
    */
   async setPassword(name: string, password: string): Promise<{ created: boolean }> {
-    checkName(name);
-    const problem = passwordProblem(password);
-    if (problem !== undefined) throw new InvalidInputError('password', problem);
+    checkAdminInput(name, password);
     const hash = await hashPassword(password);
     const now = this.#clock.now();
     // One transaction from the existence check to the session purge, so a concurrent sign-in with the old
@@ -166,7 +129,7 @@ export class AdminStore {
     this.#db.transaction(() => {
       this.#deleteSessionsOf.run(name);
       if (this.#deleteUser.run(name).changes === 0) {
-        throw new DoormanError('NOT_FOUND', `user: no admin named ${showValue(name)}`);
+        throw noSuchAdmin(name);
       }
     })();
   }
@@ -202,13 +165,7 @@ export class AdminStore {
   /** Sign `userName` in. Also drops expired sessions, so the table does not grow without bound. */
   createSession(userName: string): NewAdminSession {
     const now = this.#clock.now();
-    const session = {
-      token: newToken(),
-      userName,
-      csrfToken: newToken(),
-      createdAt: now,
-      expiresAt: now + this.#ttlMs,
-    };
+    const session = newAdminSession(userName, now, this.#ttlMs);
     this.#db.transaction(() => {
       this.#deleteExpired.run(now);
       this.#insertSession.run({
@@ -226,13 +183,7 @@ export class AdminStore {
   findSession(token: string): AdminSession | undefined {
     if (!TOKEN_PATTERN.test(token)) return undefined;
     const row = this.#sessionByHash.get(sha256(token), this.#clock.now()) as SessionRow | undefined;
-    if (row === undefined) return undefined;
-    return {
-      userName: row.user_name,
-      csrfToken: row.csrf_token,
-      createdAt: row.created_at,
-      expiresAt: row.expires_at,
-    };
+    return row === undefined ? undefined : toAdminSession(row);
   }
 
   /** Sign out. True if there was such a session. */
@@ -244,14 +195,5 @@ export class AdminStore {
   /** End every session of one admin; returns how many. */
   endSessionsOf(userName: string): number {
     return this.#deleteSessionsOf.run(userName).changes;
-  }
-}
-
-function checkName(name: string): void {
-  if (!ADMIN_NAME_PATTERN.test(name)) {
-    throw new InvalidInputError(
-      'user',
-      `${showValue(name)} is not allowed: 1-64 characters, letters, digits, ". _ @ -", starting with a letter or digit`,
-    );
   }
 }

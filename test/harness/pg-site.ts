@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { ManualClock } from '../../lib/clock.ts';
+import { PgAdmins } from '../../lib/store/postgres/admins.ts';
 import { PgApiKeys } from '../../lib/store/postgres/api-keys.ts';
 import { connectPostgres, type Sql } from '../../lib/store/postgres/connect.ts';
 import { migratePostgres } from '../../lib/store/postgres/migrate.ts';
@@ -18,7 +19,7 @@ import { usePostgres } from './postgres.ts';
  * store contract suites (test/unit/lib/store/contract/) run on for PostgreSQL, and what its own tests use.
  */
 
-export type PgStore = Pick<ContractStore, 'apiKeys'> & { apiKeys: PgApiKeys };
+export type PgStore = Pick<ContractStore, 'apiKeys' | 'admins'> & { apiKeys: PgApiKeys; admins: PgAdmins };
 
 export interface PgBox extends Box<PgStore> {
   readonly sql: Sql;
@@ -74,6 +75,7 @@ export function usePgSite(): {
       const schedule = boxOptions.schedule === undefined ? {} : { schedule: boxOptions.schedule };
       const store: PgStore = {
         apiKeys: new PgApiKeys(boxSql, replica, clock, { log, ...schedule }),
+        admins: new PgAdmins(boxSql, replica, clock, pick(boxOptions, 'sessionTtlMs')),
       };
       await replica.start();
       return {
@@ -88,6 +90,13 @@ export function usePgSite(): {
     return { clock, box, sql, sessions: await sessionFixture(sql, clock, cleanups) };
   };
   return { pg, open };
+}
+
+/** The options of `from` named, those given only (exactOptionalPropertyTypes). */
+function pick<T extends object, K extends keyof T>(from: T, ...keys: K[]): { [P in K]?: Exclude<T[P], undefined> } {
+  return Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]])) as {
+    [P in K]?: Exclude<T[P], undefined>;
+  };
 }
 
 /** Until `replica` has applied every table it holds as far as the database has it now. */
