@@ -86,12 +86,12 @@ export interface Stores {
  * The store and the box's own DB, opened as the service user (see becomeServiceUser): never leave root-owned
  * DB files. `options` are the local DB's (busy timeouts: the CLI's default, or none for serve).
  */
-export function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Stores {
+export async function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Promise<Stores> {
   becomeServiceUser(loaded.config);
   const db = openDatabase(dbPath(loaded.config), options);
   let store: Store;
   try {
-    store = openStore(loaded.config, db);
+    store = await openStore(loaded.config, db);
   } catch (error) {
     db.close();
     throw error;

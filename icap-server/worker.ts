@@ -6,6 +6,7 @@ import { openStore } from '../lib/store/open-store.ts';
 import { PortalUrlSigner } from '../lib/security/portal-url-signature.ts';
 import { ProxyKeyCheck, proxyKeyPath, readProxyKey } from '../lib/security/proxy-key.ts';
 import { checkStateDir } from '../lib/system/service-user.ts';
+import { OpenOnDemand } from '../lib/open-on-demand.ts';
 import { portalFromStores, type PortalStores } from './portal-from-stores.ts';
 import { createIcapServer } from './server.ts';
 import { sharedSlots } from './slots.ts';
@@ -27,41 +28,36 @@ type OpenStores = PortalStores & {
   proxyKey: ProxyKeyCheck;
   close(): Promise<void>;
 };
-/** Set once serve's thread has given up root: only then may the DB be opened (its files stay the service user's). */
-let mayOpen = false;
-let stores: OpenStores | undefined;
-let reason = 'the session DB is not open yet';
-let triedAt = Number.NEGATIVE_INFINITY;
-
 /**
- * The DB as serve's own thread opens it (busy_timeout 0: a lock held elsewhere fails a statement at once, and
- * the stores retry on timers), tried again at most once a second while it fails; meanwhile a decision throws
- * and is answered 500.
+ * The store as serve's own thread opens it (SQLite with busy_timeout 0: a lock held elsewhere fails a statement
+ * at once, and the stores retry on timers), tried again at most once a second while it fails; meanwhile a
+ * decision throws and is answered 500. Opened only once serve's thread has given up root (its files stay the
+ * service user's).
  */
+const stores = new OpenOnDemand(open, {
+  clock: systemClock,
+  log,
+  messages: {
+    failed: (reason) => `the session DB cannot be opened: ${reason}`,
+    opened: 'session DB opened: serving again',
+  },
+});
+let mayOpen = false;
+
 function current(): OpenStores {
-  if (stores !== undefined) return stores;
-  if (mayOpen && systemClock.now() - triedAt >= 1000) {
-    triedAt = systemClock.now();
-    try {
-      stores = open();
-      if (reason !== 'the session DB is not open yet') log('session DB opened: serving again');
-    } catch (error) {
-      const why = `the session DB cannot be opened: ${error instanceof Error ? error.message : String(error)}`;
-      if (why !== reason) log(why);
-      reason = why;
-    }
-  }
-  if (stores !== undefined) return stores;
-  throw new Error(reason);
+  if (!mayOpen) throw new Error('the session DB is not open yet');
+  const state = stores.get();
+  if (state.ok) return state.value;
+  throw new Error(`the session DB cannot be opened: ${state.reason}`);
 }
 
-function open(): OpenStores {
+async function open(): Promise<OpenStores> {
   checkStateDir(config);
   // The key serve's thread made (or found) before it told the threads to open: the splash page's, too.
   const key = readProxyKey(proxyKeyPath(config));
   const db = openDatabase(dbPath(config), { busyTimeoutMs: 0, openBusyTimeoutMs: 0 });
   try {
-    const store = openStore(config, db);
+    const store = await openStore(config, db);
     return {
       portalUrls: new PortalUrlSigner(key, systemClock),
       proxyKey: new ProxyKeyCheck(key),
@@ -96,16 +92,15 @@ const icap = createIcapServer({
 port.on('message', (message: ToWorker) => {
   if (message.kind === 'open') {
     mayOpen = true;
-    try {
-      current();
-    } catch {
-      // Logged; tried again on a request.
-    }
-    letOpen();
+    // Logged if it fails; tried again on a request.
+    void stores.settled().then(letOpen);
   } else {
     void icap
       .close()
-      .then(() => stores?.close())
+      .then(() => {
+        const state = stores.get();
+        return state.ok ? state.value.close() : undefined;
+      })
       .finally(() => port.close());
   }
 });

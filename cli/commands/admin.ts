@@ -51,7 +51,7 @@ export const adminCommand: Command = {
     const loaded = configFrom(values.config);
     // Read the password before opening the DB: a prompt must not hold the DB open while someone types.
     const password = action === 'passwd' ? await readNewPassword(user) : '';
-    const stores = openStores(loaded);
+    const stores = await openStores(loaded);
     const { admins } = stores.store;
     try {
       if (action === 'passwd') {

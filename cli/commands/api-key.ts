@@ -39,7 +39,7 @@ export const apiKeyCommand: Command = {
     const { action } = actionOf('api-key', positionals, ['create', 'list', 'revoke']);
     if (action !== 'list' && values.name === undefined)
       throw new UsageError(`api-key ${action}: --name is required`);
-    const stores = openStores(configFrom(values.config));
+    const stores = await openStores(configFrom(values.config));
     const { apiKeys } = stores.store;
     try {
       if (action === 'create') {

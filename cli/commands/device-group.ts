@@ -81,7 +81,7 @@ export const deviceGroupCommand: Command = {
     if (problems.length > 0) throw new UsageError(`device-group ${action}: ${problems.join('; ')}`);
     const name = values.name as string;
 
-    const stores = openStores(configFrom(values.config));
+    const stores = await openStores(configFrom(values.config));
     const store = stores.store.deviceGroups;
     try {
       if (action === 'list') {

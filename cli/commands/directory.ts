@@ -106,7 +106,7 @@ export const directoryCommand: Command = {
       : undefined;
 
     const loaded = configFrom(values.config);
-    const stores = openStores(loaded);
+    const stores = await openStores(loaded);
     const store = stores.store.directory;
     try {
       if (action === 'show') {

@@ -123,7 +123,7 @@ export const portalCommand: Command = {
     }
 
     const loaded = configFrom(values.config);
-    const stores = openStores(loaded);
+    const stores = await openStores(loaded);
     try {
       if (action === 'clear-sessions') {
         const ended = await stores.store.sessions.endBySource(PORTAL_SESSION_SOURCES);

@@ -23,7 +23,8 @@ import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/
 import { PasswordGuesses } from '../../lib/security/password-guesses.ts';
 import { PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
 import { startServer } from '../../portal/server.ts';
-import { OpenOnDemand, unavailableApp } from '../../portal/unavailable.ts';
+import { OpenOnDemand } from '../../lib/open-on-demand.ts';
+import { unavailableApp } from '../../portal/unavailable.ts';
 import { dropPrivileges } from '../../lib/system/service-user.ts';
 import { superviseAuthd } from '../../helpers/authd/supervisor.ts';
 import { resumeAtStart, startPrivilegedSeamless } from '../../lib/seamless/privileged.ts';
@@ -164,13 +165,13 @@ export const serveCommand: Command = {
     // is served, may wait for a migration; a later one (made while a request waits) fails at once and is tried
     // again on a later request.
     let attempts = 0;
-    const open = (): {
+    const open = async (): Promise<{
       stores: Stores;
       proxyKey: ProxyKeyCheck;
       key: string;
       portalUrls: PortalUrlSigner;
-    } => {
-      const stores = openStores(loaded, {
+    }> => {
+      const stores = await openStores(loaded, {
         busyTimeoutMs: 0,
         openBusyTimeoutMs: attempts++ === 0 ? DEFAULT_BUSY_TIMEOUT_MS : 0,
       });
@@ -234,8 +235,8 @@ export const serveCommand: Command = {
     };
     let opened: Stores | undefined;
     const portal = new OpenOnDemand(
-      () => {
-        const { stores: now, proxyKey, key, portalUrls } = open();
+      async () => {
+        const { stores: now, proxyKey, key, portalUrls } = await open();
         opened = now;
         splashDirectory = directorySourceFrom(now.store.directory, { clock: systemClock, log });
         const app = portalApp(now, proxyKey, key, portalUrls, splashDirectory);
@@ -254,7 +255,8 @@ export const serveCommand: Command = {
       const state = portal.get();
       return state.ok ? 'it has been opened meanwhile' : state.reason;
     }, log).callback();
-    portal.get();
+    // Serving starts once the first opening has ended (a PostgreSQL store has connected and loaded by then).
+    await portal.settled();
     // Root is given up: the ICAP threads may open the DB now.
     icapWorkers?.open();
     app.handle = (req, res) => {

@@ -51,7 +51,7 @@ export const sessionsCommand: Command = {
     } else {
       noExtra(args);
     }
-    const stores = openStores(configFrom(values.config));
+    const stores = await openStores(configFrom(values.config));
     const { sessions } = stores.store;
     try {
       if (ip !== undefined) {

@@ -12,7 +12,7 @@ import type { Store } from './store.ts';
  * the caller as the service user: with `sqlite` the store is on it; whatever the engine, what stays per box
  * (the password-guessing counters, seamless sign-on) stays on it too.
  */
-export function openStore(config: Config, local: Db, options: { clock?: Clock } = {}): Store {
+export async function openStore(config: Config, local: Db, options: { clock?: Clock } = {}): Promise<Store> {
   if (config.store.kind === 'postgres') {
     throw new DoormanError('STORE_UNAVAILABLE', 'PostgreSQL store: not in this build yet');
   }
