@@ -1,16 +1,25 @@
 import type { Statement } from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
-import { DoormanError, showValue } from '../errors.ts';
-import {
-  CidrSet,
-  parseDeviceGroup,
-  type DeviceGroup,
-  type DeviceGroupInput,
-  type PortalProblem,
-} from '../portal/settings.ts';
+import type { DeviceGroup, DeviceGroupInput } from '../portal/settings.ts';
 import { realSchedule, retryWhileBusy, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
+import {
+  activeGroups,
+  checkDeviceGroup,
+  firstHolding,
+  groupNamed,
+  noSuchGroup as notFound,
+  type ActiveGroup,
+  type ChangedDeviceGroup,
+  type DeviceGroupChanges,
+} from './device-group-rules.ts';
 import { SessionStore } from './session-store.ts';
+
+export {
+  DeviceGroupInputError,
+  type ChangedDeviceGroup,
+  type DeviceGroupChanges,
+} from './device-group-rules.ts';
 
 /**
  * Device Groups: named sets of networks, each active or not. In the Usage Agreement mode only a device in an
@@ -22,29 +31,6 @@ import { SessionStore } from './session-store.ts';
  * meet the splash page again; a session whose device is now in another group (or in a renamed one) is kept
  * and carries that group's name (agreementUsername).
  */
-
-/** A group as changed or removed, and what the change did to the Usage Agreement sessions. */
-export type ChangedDeviceGroup = DeviceGroup & {
-  /** Live 'agreement' sessions ended because their address is in no active group any more. */
-  endedSessions: number;
-};
-
-/** Bad Device Group fields: every problem, each naming its field and value. */
-export class DeviceGroupInputError extends DoormanError {
-  readonly problems: readonly PortalProblem[];
-  constructor(problems: readonly PortalProblem[]) {
-    super('INVALID_INPUT', problems.map((p) => `${p.field}: ${p.message}`).join('\n'));
-    this.name = 'DeviceGroupInputError';
-    this.problems = problems;
-  }
-}
-
-/** Changes to a group; what is left out stays as it is. */
-export interface DeviceGroupChanges {
-  name?: unknown;
-  cidrs?: unknown;
-  active?: unknown;
-}
 
 interface Row {
   id: number;
@@ -59,9 +45,6 @@ const toGroup = (r: Row): DeviceGroup => ({
   cidrs: JSON.parse(r.cidrs) as string[],
   active: r.active === 1,
 });
-
-/** Names compare case-insensitively beyond ASCII too (SQLite's NOCASE folds ASCII only). */
-const fold = (name: string): string => name.toLowerCase();
 
 export class DeviceGroupStore {
   readonly #db: Db;
@@ -111,8 +94,7 @@ export class DeviceGroupStore {
 
   /** The group of that name, compared case-insensitively. */
   findByName(name: string): DeviceGroup | undefined {
-    const wanted = fold(name);
-    return this.list().find((g) => fold(g.name) === wanted);
+    return groupNamed(this.list(), name);
   }
 
   /**
@@ -185,9 +167,7 @@ export class DeviceGroupStore {
 
   /** The active groups as the DB holds them now, in creation order, their networks ready for lookups. */
   #readActiveGroups(): ActiveGroup[] {
-    return this.list()
-      .filter((g) => g.active)
-      .map((group) => ({ group, networks: new CidrSet(group.cidrs) }));
+    return activeGroups(this.list());
   }
 
   #existing(id: number): DeviceGroup {
@@ -198,19 +178,7 @@ export class DeviceGroupStore {
 
   /** Validate, and refuse a name another group has (case-insensitively). Runs under the write lock. */
   #check(fields: Record<string, unknown>, id: number | undefined): DeviceGroupInput {
-    const checked = parseDeviceGroup(fields);
-    const problems = checked.ok ? [] : [...checked.problems];
-    if (typeof fields.name === 'string') {
-      const taken = this.findByName(fields.name);
-      if (taken !== undefined && taken.id !== id) {
-        problems.push({
-          field: 'name',
-          message: `${showValue(fields.name)} is taken by the group ${showValue(taken.name)}`,
-        });
-      }
-    }
-    if (!checked.ok || problems.length > 0) throw new DeviceGroupInputError(problems);
-    return checked.group;
+    return checkDeviceGroup(fields, id, this.list());
   }
 
   #params(group: DeviceGroupInput) {
@@ -229,19 +197,4 @@ export class DeviceGroupStore {
       this.#ownWrites++;
     }
   }
-}
-
-/** An active group with its networks made ready for lookups. */
-interface ActiveGroup {
-  group: DeviceGroup;
-  networks: CidrSet;
-}
-
-/** The first of `groups` (creation order: the device's group where groups overlap) with a network holding `ip`. */
-function firstHolding(groups: readonly ActiveGroup[], ip: string): DeviceGroup | undefined {
-  return groups.find(({ networks }) => networks.has(ip))?.group;
-}
-
-function notFound(id: number): DoormanError {
-  return new DoormanError('NOT_FOUND', `Device Group: there is no group with id ${id}`);
 }

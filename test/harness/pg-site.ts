@@ -5,12 +5,19 @@ import { afterEach } from 'vitest';
 import { ManualClock } from '../../lib/clock.ts';
 import { PgAdmins } from '../../lib/store/postgres/admins.ts';
 import { PgApiKeys } from '../../lib/store/postgres/api-keys.ts';
+import { PgDeviceGroups } from '../../lib/store/postgres/device-groups.ts';
 import { connectPostgres, type Sql } from '../../lib/store/postgres/connect.ts';
 import { migratePostgres } from '../../lib/store/postgres/migrate.ts';
 import { Replica } from '../../lib/store/postgres/replica.ts';
 import type { ReplicatedTable } from '../../lib/store/postgres/schema.ts';
 import { PgSessions } from '../../lib/store/postgres/sessions.ts';
-import type { Box, BoxOptions, ContractStore, SessionFixture, Site } from '../unit/lib/store/contract/site.ts';
+import type {
+  Box,
+  BoxOptions,
+  ContractStore,
+  SessionFixture,
+  Site,
+} from '../unit/lib/store/contract/site.ts';
 import { usePostgres } from './postgres.ts';
 
 /**
@@ -19,7 +26,11 @@ import { usePostgres } from './postgres.ts';
  * store contract suites (test/unit/lib/store/contract/) run on for PostgreSQL, and what its own tests use.
  */
 
-export type PgStore = Pick<ContractStore, 'apiKeys' | 'admins'> & { apiKeys: PgApiKeys; admins: PgAdmins };
+export type PgStore = Pick<ContractStore, 'apiKeys' | 'admins' | 'deviceGroups'> & {
+  apiKeys: PgApiKeys;
+  admins: PgAdmins;
+  deviceGroups: PgDeviceGroups;
+};
 
 export interface PgBox extends Box<PgStore> {
   readonly sql: Sql;
@@ -76,6 +87,7 @@ export function usePgSite(): {
       const store: PgStore = {
         apiKeys: new PgApiKeys(boxSql, replica, clock, { log, ...schedule }),
         admins: new PgAdmins(boxSql, replica, clock, pick(boxOptions, 'sessionTtlMs')),
+        deviceGroups: new PgDeviceGroups(boxSql, replica, { clock }),
       };
       await replica.start();
       return {
@@ -93,7 +105,10 @@ export function usePgSite(): {
 }
 
 /** The options of `from` named, those given only (exactOptionalPropertyTypes). */
-function pick<T extends object, K extends keyof T>(from: T, ...keys: K[]): { [P in K]?: Exclude<T[P], undefined> } {
+function pick<T extends object, K extends keyof T>(
+  from: T,
+  ...keys: K[]
+): { [P in K]?: Exclude<T[P], undefined> } {
   return Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]])) as {
     [P in K]?: Exclude<T[P], undefined>;
   };

@@ -168,7 +168,9 @@ export class PgAdmins implements AdminRepository {
 
   /** End every session of one admin; how many. */
   endSessionsOf(userName: string): Promise<number> {
-    return this.#write(async (tx) => (await tx`DELETE FROM admin_sessions WHERE user_name = ${userName}`).count);
+    return this.#write(
+      async (tx) => (await tx`DELETE FROM admin_sessions WHERE user_name = ${userName}`).count,
+    );
   }
 
   /** Inside a write: drop expired sign-ins, insert a new one. */
@@ -203,6 +205,8 @@ export class PgAdmins implements AdminRepository {
 
   /** One write of the 'admins' table, answered once this process's copy holds it. */
   #write<T>(work: (tx: Tx, change: number, now: number) => Promise<T>): Promise<T> {
-    return writeTable(this.#sql, this.#replica, 'admins', (tx, change) => work(tx, change, this.#clock.now()));
+    return writeTable(this.#sql, this.#replica, 'admins', (tx, change) =>
+      work(tx, change, this.#clock.now()),
+    );
   }
 }

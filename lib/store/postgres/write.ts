@@ -77,20 +77,35 @@ export async function writeChanges<T>(
   replica: Replica,
   work: (tx: Tx, take: TakeChange) => Promise<T>,
 ): Promise<T> {
-  const taken = new Map<ReplicatedTable, number>();
-  const result = await transaction(sql, (tx) =>
-    work(tx, async (tab) => {
-      const last = [...taken.keys()].at(-1);
-      if (last !== undefined && TAKE_ORDER.indexOf(tab) <= TAKE_ORDER.indexOf(last))
-        throw new Error(`change numbers taken out of order: ${tab} after ${last}`);
-      const change = await takeChange(tx, tab);
-      taken.set(tab, change);
-      return change;
-    }),
-  );
-  await Promise.all([...taken].map(([tab, change]) => replica.caughtUp(tab, change)));
-  return result;
+  for (let attempt = 1; ; attempt++) {
+    const taken = new Map<ReplicatedTable, number>();
+    try {
+      const result = await transaction(sql, (tx) =>
+        work(tx, async (tab) => {
+          const last = [...taken.keys()].at(-1);
+          if (last !== undefined && TAKE_ORDER.indexOf(tab) <= TAKE_ORDER.indexOf(last))
+            throw new Error(`change numbers taken out of order: ${tab} after ${last}`);
+          const change = await takeChange(tx, tab);
+          taken.set(tab, change);
+          return change;
+        }),
+      );
+      // A table this process does not hold (no repository registered it) has nothing to wait for.
+      const held = [...taken].filter(([tab]) => replica.applied(tab) >= 0);
+      await Promise.all(held.map(([tab, change]) => replica.caughtUp(tab, change)));
+      return result;
+    } catch (error) {
+      if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
+    }
+  }
 }
+
+/** Tries of a write that PostgreSQL aborted for another transaction's sake (nothing of it was kept). */
+const MAX_ATTEMPTS = 3;
+
+/** deadlock_detected, serialization_failure: the transaction was rolled back and can simply run again. */
+const isRetryable = (error: unknown): boolean =>
+  error instanceof postgres.PostgresError && (error.code === '40P01' || error.code === '40001');
 
 /** A write of one table: `work` gets the change number to stamp its rows with. */
 export function writeTable<T>(

@@ -130,16 +130,16 @@ describe('PgApiKeys (a real PostgreSQL 15)', { timeout: 30_000 }, () => {
         code: 'STORE_UNAVAILABLE',
         message: expect.stringMatching(/^PostgreSQL store: /),
       });
-      expect(await rejection(box.store.apiKeys.revoke('portal'))).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      expect(await rejection(box.store.apiKeys.revoke('portal'))).toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+      });
       expect(box.store.apiKeys.verify(key)).toBe(true);
       expect(timers.pending).toBe(1);
     } finally {
       await pg.server.start();
     }
     await timers.fireNext();
-    await vi.waitFor(() =>
-      expect(box.store.apiKeys.list()[0]?.lastUsedAt).toBe(T0 + 5000),
-    );
+    await vi.waitFor(() => expect(box.store.apiKeys.list()[0]?.lastUsedAt).toBe(T0 + 5000));
     expect(site.clock.now()).toBe(T0 + 5000 + LAST_USED_RETRY_MS);
     expect(box.logs.filter((line) => line.startsWith('api keys'))).toEqual([]);
   });
