@@ -1,4 +1,5 @@
 import type { Middleware, ParameterizedContext } from 'koa';
+import { DoormanError } from '../../lib/errors.ts';
 import { BUSY_RETRY_AFTER_SECONDS, isBusy } from '../../lib/store/busy.ts';
 import { ApiError } from '../errors.ts';
 import type { PortalState } from '../state.ts';
@@ -10,7 +11,9 @@ import type { PortalState } from '../state.ts';
  *
  * The one fault that is not ours: the session DB locked by another process (a write that waited its deadline
  * on timers, StoreBusyError, or a statement that met SQLITE_BUSY). That is a 503 with Retry-After and the
- * reason, so a login script tries again and an operator knows where to look, never a 500.
+ * reason, so a login script tries again and an operator knows where to look, never a 500. The same for a store
+ * that cannot be reached (STORE_UNAVAILABLE: PostgreSQL away): nothing was written, and no box answers 200 for
+ * a write the others cannot see.
  */
 export function errorHandler(log: (line: string) => void): Middleware<PortalState> {
   return async function handleErrors(ctx, next) {
@@ -23,7 +26,9 @@ export function errorHandler(log: (line: string) => void): Middleware<PortalStat
       }
       const busy = isBusy(thrown);
       if (busy) log(`portal: ${ctx.method} ${ctx.path}: the session DB is locked by another process: 503`);
-      const error = busy ? busyError() : thrown;
+      const away = thrown instanceof DoormanError && thrown.code === 'STORE_UNAVAILABLE';
+      if (away) log(`portal: ${ctx.method} ${ctx.path}: ${thrown.message}: 503`);
+      const error = busy ? busyError() : away ? awayError() : thrown;
       if (error instanceof ApiError) {
         ctx.status = error.status;
         ctx.set(error.headers);
@@ -41,6 +46,13 @@ const busyError = (): ApiError =>
   new ApiError(
     'service_unavailable',
     `the session database is locked by another process; try again in ${BUSY_RETRY_AFTER_SECONDS} seconds`,
+    { headers: { 'Retry-After': String(BUSY_RETRY_AFTER_SECONDS) } },
+  );
+
+const awayError = (): ApiError =>
+  new ApiError(
+    'service_unavailable',
+    `the session store cannot be reached; nothing was changed; try again in ${BUSY_RETRY_AFTER_SECONDS} seconds`,
     { headers: { 'Retry-After': String(BUSY_RETRY_AFTER_SECONDS) } },
   );
 

@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DoormanError } from '../../../lib/errors.ts';
 import { StoreBusyError } from '../../../lib/store/busy.ts';
 import { errorHandler } from '../../../portal/middleware/error-handler.ts';
 import { startServer, type RunningServer } from '../../../portal/server.ts';
@@ -52,6 +53,20 @@ describe('the error handler and a locked session DB', () => {
     expect(res.status).toBe(503);
     expect(res.retryAfter).toBe('5');
     expect(res.body).toBe(`<p>503: ${REASON}</p>`);
+  });
+
+  it('answers a store that cannot be reached (PostgreSQL away) with a 503 saying nothing was changed', async () => {
+    const res = await answerTo(
+      new DoormanError('STORE_UNAVAILABLE', 'PostgreSQL store: connect ECONNREFUSED'),
+    );
+    expect(res.status).toBe(503);
+    expect(res.retryAfter).toBe('5');
+    expect(JSON.parse(res.body)).toEqual({
+      ok: false,
+      error: 'service_unavailable',
+      message: 'the session store cannot be reached; nothing was changed; try again in 5 seconds',
+    });
+    expect(res.logs).toEqual(['portal: GET /api/login/: PostgreSQL store: connect ECONNREFUSED: 503']);
   });
 
   it('still answers other errors with a bare 500', async () => {
