@@ -26,7 +26,7 @@ export function errorHandler(log: (line: string) => void): Middleware<PortalStat
       }
       const busy = isBusy(thrown);
       if (busy) log(`portal: ${ctx.method} ${ctx.path}: the session DB is locked by another process: 503`);
-      const away = thrown instanceof DoormanError && thrown.code === 'STORE_UNAVAILABLE';
+      const away = !busy && thrown instanceof DoormanError && thrown.code === 'STORE_UNAVAILABLE';
       if (away) log(`portal: ${ctx.method} ${ctx.path}: ${thrown.message}: 503`);
       const error = busy ? busyError() : away ? awayError() : thrown;
       if (error instanceof ApiError) {
