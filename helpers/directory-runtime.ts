@@ -1,11 +1,10 @@
 import type { Clock } from '../lib/clock.ts';
-import type { Db } from '../lib/store/database.ts';
 import { Directory } from '../lib/directory/directory.ts';
 import { DirectoryError } from '../lib/directory/errors.ts';
 import { RetiredDirectories } from '../lib/directory/retired.ts';
 import { bh, type HelperReply } from '../lib/helper-protocol/message.ts';
 import type { Log } from '../lib/log.ts';
-import type { DirectorySettingsStore } from '../lib/store/directory-settings-store.ts';
+import type { DirectorySettingsRepository } from '../lib/store/store.ts';
 
 /**
  * The directory a helper answers from: the settings applied last (Save & apply), picked up without a restart.
@@ -13,17 +12,21 @@ import type { DirectorySettingsStore } from '../lib/store/directory-settings-sto
  * is a new Directory built (and the old one closed once its requests are done).
  */
 export class DirectoryRuntime {
-  readonly #store: DirectorySettingsStore;
-  readonly #db: Db;
+  readonly #store: Pick<DirectorySettingsRepository, 'load' | 'version'>;
+  /** What else ends with it (the SQLite handle it reads through). */
+  readonly #closed: () => void;
   readonly #clock: Clock;
   readonly #log: Log;
   #version = -1;
   #directory: Directory | undefined;
   readonly #retired = new RetiredDirectories();
 
-  constructor(store: DirectorySettingsStore, options: { db: Db; clock: Clock; log: Log }) {
+  constructor(
+    store: Pick<DirectorySettingsRepository, 'load' | 'version'>,
+    options: { clock: Clock; log: Log; closed?: () => void },
+  ) {
     this.#store = store;
-    this.#db = options.db;
+    this.#closed = options.closed ?? (() => undefined);
     this.#clock = options.clock;
     this.#log = options.log;
   }
@@ -53,7 +56,7 @@ export class DirectoryRuntime {
   /** The directory in force and any replaced one still in its grace: their connections end with the process. */
   async close(): Promise<void> {
     await Promise.all([this.#directory?.close(), this.#retired.close()]);
-    this.#db.close();
+    this.#closed();
   }
 }
 

@@ -52,7 +52,7 @@ export function createDirectoryService(options: { config: () => Config; log: Log
         clock: systemClock,
       });
       return {
-        runtime: new DirectoryRuntime(store, { db, clock: systemClock, log }),
+        runtime: new DirectoryRuntime(store, { clock: systemClock, log, closed: () => db.close() }),
         // In the same DB as the splash page's, so that both ways in share one limit.
         guesses: new PasswordGuesses(new SignInFailureStore(db), config.passwordGuessing, {
           clock: systemClock,
