@@ -10,7 +10,7 @@ import type { ReplicatedTable } from './schema.ts';
  * lock until commit): always the same order, so two writers never wait on each other in a circle. A Device
  * Group change takes device_groups then sessions; a portal save settings then sessions.
  */
-const TAKE_ORDER: readonly ReplicatedTable[] = [
+export const TAKE_ORDER: readonly ReplicatedTable[] = [
   'api_keys',
   'admins',
   'settings',

@@ -1,0 +1,174 @@
+import postgres from 'postgres';
+import { DoormanError } from '../../errors.ts';
+import type { AdminSessionRow, AdminUserRow } from '../admin-rules.ts';
+import type { ApiKeyRow } from '../api-key-rules.ts';
+import type { Db } from '../database.ts';
+import { takeChange } from './changes.ts';
+import type { Sql, Tx } from './connect.ts';
+import {
+  SHARED_SETTINGS,
+  settingsAfterReplace,
+  type CopyPlan,
+  type SqliteDeviceGroupRow,
+  type SqliteRows,
+  type SqliteSessionRow,
+  type SqliteSettingsRow,
+} from './copy.ts';
+import type { ReplicatedTable } from './schema.ts';
+import { deleteSessions } from './session-deletions.ts';
+import { TAKE_ORDER, transaction } from './write.ts';
+
+/**
+ * The two ends of `doorman store copy` (the row mapping between them is copy.ts): the shared tables read from
+ * a SQLite DB, and written into PostgreSQL in one transaction.
+ */
+
+/** The tables a copy writes, as the command reports them. */
+export const COPIED_TABLES = [
+  'sessions',
+  'api_keys',
+  'admin_users',
+  'admin_sessions',
+  'device_groups',
+  'settings',
+] as const;
+export type CopiedTable = (typeof COPIED_TABLES)[number];
+export type CopyCounts = Record<CopiedTable, number>;
+
+export interface CopyResult {
+  copied: CopyCounts;
+  /** What the target held and --replace deleted (all zero otherwise). */
+  replaced: CopyCounts;
+}
+
+/** Rows per INSERT: PostgreSQL takes at most 65,535 parameters in one statement. */
+const ROWS_PER_STATEMENT = 2000;
+
+/**
+ * The shared tables of a SQLite DB (open it read-only), in one read transaction: one consistent state even
+ * while a running Doorman writes to it.
+ */
+export function readSqliteRows(db: Db): SqliteRows {
+  const all = <Row>(query: string): Row[] => db.prepare<[], Row>(query).all();
+  return db.transaction(() => ({
+    sessions: all<SqliteSessionRow>(`SELECT id, key_kind, key, username, source, created_at, last_seen,
+      expires_at, idle_timeout, mac FROM sessions ORDER BY id`),
+    apiKeys: all<ApiKeyRow>(`SELECT name, key_id, secret_hash, created_at, last_used_at, revoked_at
+      FROM api_keys ORDER BY id`),
+    adminUsers: all<AdminUserRow>(
+      'SELECT name, password_hash, created_at, updated_at FROM admin_users ORDER BY name',
+    ),
+    adminSessions: all<AdminSessionRow>(`SELECT token_hash, user_name, csrf_token, created_at, expires_at
+      FROM admin_sessions ORDER BY created_at`),
+    deviceGroups: all<SqliteDeviceGroupRow>(
+      'SELECT id, name, cidrs, active, created_at, updated_at FROM device_groups ORDER BY id',
+    ),
+    settings: all<SqliteSettingsRow>('SELECT name, value, updated_at FROM settings ORDER BY name'),
+  }))();
+}
+
+/**
+ * Write `plan` into a migrated PostgreSQL store, all or nothing, in one transaction. It first takes the change
+ * number of every shared table: until it commits no box writes them, and at commit every box's replica is
+ * told, reads the new rows by those numbers, and (for sessions) the recorded deletions of the replaced ones.
+ * A target that already holds any shared row is refused (CONFLICT, nothing written) unless `replace`: then
+ * those rows are deleted first, in the same transaction.
+ */
+export async function copyIntoPostgres(
+  sql: Sql,
+  plan: CopyPlan,
+  options: { replace: boolean; now: number },
+): Promise<CopyResult> {
+  try {
+    return await transaction(sql, async (tx) => {
+      // Every writer takes its numbers in TAKE_ORDER: a box writing meanwhile waits for the copy, no deadlock.
+      const change = new Map<ReplicatedTable, number>();
+      for (const tab of TAKE_ORDER) change.set(tab, await takeChange(tx, tab));
+      const stamp = (tab: ReplicatedTable) => change.get(tab) ?? 0;
+      const held = await heldRows(tx);
+      let settings = plan.settings;
+      if (COPIED_TABLES.some((t) => held[t] > 0)) {
+        if (!options.replace) throw refusal(held);
+        const previous = await tx<{ name: string; updated_at: number }[]>`
+          SELECT name, updated_at FROM settings WHERE name = ANY(${[...SHARED_SETTINGS]}::text[])`;
+        settings = settingsAfterReplace(settings, new Map(previous.map((r) => [r.name, r.updated_at])));
+        await tx`DELETE FROM api_keys`;
+        await tx`DELETE FROM admin_sessions`;
+        await tx`DELETE FROM admin_users`;
+        await tx`DELETE FROM settings WHERE name = ANY(${[...SHARED_SETTINGS]}::text[])`;
+        await tx`DELETE FROM device_groups`;
+        await deleteSessions(tx, { change: stamp('sessions'), now: options.now }, tx`true`);
+      }
+      await insert(tx, 'api_keys', plan.apiKeys, stamp('api_keys'));
+      await insert(tx, 'admin_users', plan.adminUsers, stamp('admins'));
+      await insert(tx, 'admin_sessions', plan.adminSessions, stamp('admins'));
+      await insert(
+        tx,
+        'settings',
+        settings.map((s) => ({ ...s, value: tx.json(s.value) })),
+        stamp('settings'),
+      );
+      await insert(
+        tx,
+        'device_groups',
+        plan.deviceGroups.map((g) => ({ ...g, cidrs: tx.json(g.cidrs) })),
+        stamp('device_groups'),
+      );
+      await insert(tx, 'sessions', plan.sessions, stamp('sessions'));
+      const copied = {
+        sessions: plan.sessions.length,
+        api_keys: plan.apiKeys.length,
+        admin_users: plan.adminUsers.length,
+        admin_sessions: plan.adminSessions.length,
+        device_groups: plan.deviceGroups.length,
+        settings: settings.length,
+      };
+      return { copied, replaced: held };
+    });
+  } catch (error) {
+    // A row PostgreSQL's constraints refuse (SQLite checks less: a name that differs from another only beyond
+    // ASCII case, an over-long user name). Its message names the table and constraint; its detail would show
+    // the row, which may hold a hash, so it is left out.
+    if (error instanceof postgres.PostgresError)
+      throw new DoormanError(
+        error.code.startsWith('22') || error.code.startsWith('23') ? 'INVALID_INPUT' : 'STORE_UNAVAILABLE',
+        `PostgreSQL refused the copy, nothing was copied: ${error.message}`,
+        { cause: error },
+      );
+    throw error;
+  }
+}
+
+/** The shared rows the target holds now. */
+async function heldRows(tx: Tx): Promise<CopyCounts> {
+  const [row] = await tx<CopyCounts[]>`SELECT
+    (SELECT count(*) FROM sessions) AS sessions,
+    (SELECT count(*) FROM api_keys) AS api_keys,
+    (SELECT count(*) FROM admin_users) AS admin_users,
+    (SELECT count(*) FROM admin_sessions) AS admin_sessions,
+    (SELECT count(*) FROM device_groups) AS device_groups,
+    (SELECT count(*) FROM settings WHERE name = ANY(${[...SHARED_SETTINGS]}::text[])) AS settings`;
+  if (row === undefined) throw new Error('SELECT count(*) gave no row');
+  return row;
+}
+
+const refusal = (held: CopyCounts): DoormanError =>
+  new DoormanError(
+    'CONFLICT',
+    `the PostgreSQL store already holds ${COPIED_TABLES.filter((t) => held[t] > 0)
+      .map((t) => `${t} (${held[t]})`)
+      .join(', ')}: nothing copied (--replace empties these tables first)`,
+  );
+
+/**
+ * Insert `rows`, each stamped with `change`, in statements of ROWS_PER_STATEMENT. The columns are the rows'
+ * own keys (copy.ts's types name exactly the table's columns but `id`, which PostgreSQL gives).
+ */
+async function insert(tx: Tx, table: CopiedTable, rows: readonly object[], change: number): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    const chunk: Record<string, postgres.ParameterOrJSON<never>>[] = rows
+      .slice(i, i + ROWS_PER_STATEMENT)
+      .map((row) => ({ ...row, change }));
+    await tx`INSERT INTO ${tx(table)} ${tx(chunk)}`;
+  }
+}
