@@ -17,6 +17,7 @@ import { seamlessCommand } from './commands/seamless.ts';
 import { serveCommand } from './commands/serve.ts';
 import { sessionsCommand } from './commands/sessions.ts';
 import { squidConfCommand } from './commands/squid-conf.ts';
+import { storeCommand } from './commands/store.ts';
 
 const commands: readonly Command[] = [
   serveCommand,
@@ -29,6 +30,7 @@ const commands: readonly Command[] = [
   portalCommand,
   deviceGroupCommand,
   seamlessCommand,
+  storeCommand,
 ];
 
 const usage = `Usage: doorman COMMAND [OPTIONS]
