@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { showValue } from '../lib/errors.ts';
 import { dbPath, loadConfig, type LoadedConfig } from '../lib/config/load.ts';
 import { openDatabase, type OpenOptions } from '../lib/store/database.ts';
-import { openStore } from '../lib/store/open-store.ts';
+import { openStore, type OpenStoreOptions } from '../lib/store/open-store.ts';
 import { SignInFailureStore } from '../lib/store/sign-in-failure-store.ts';
 import type { Store } from '../lib/store/store.ts';
 import { becomeServiceUser } from '../lib/system/service-user.ts';
@@ -84,14 +84,18 @@ export interface Stores {
 
 /**
  * The store and the box's own DB, opened as the service user (see becomeServiceUser): never leave root-owned
- * DB files. `options` are the local DB's (busy timeouts: the CLI's default, or none for serve).
+ * DB files. `options` are the local DB's (busy timeouts: the CLI's default, or none for serve) and who opens
+ * the store (the CLI unless said).
  */
-export async function openStores(loaded: LoadedConfig, options: OpenOptions = {}): Promise<Stores> {
+export async function openStores(
+  loaded: LoadedConfig,
+  options: OpenOptions & OpenStoreOptions = {},
+): Promise<Stores> {
   becomeServiceUser(loaded.config);
   const db = openDatabase(dbPath(loaded.config), options);
   let store: Store;
   try {
-    store = await openStore(loaded.config, db);
+    store = await openStore(loaded.config, db, { applicationName: 'doorman-cli', ...options });
   } catch (error) {
     db.close();
     throw error;

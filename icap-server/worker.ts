@@ -57,7 +57,7 @@ async function open(): Promise<OpenStores> {
   const key = readProxyKey(proxyKeyPath(config));
   const db = openDatabase(dbPath(config), { busyTimeoutMs: 0, openBusyTimeoutMs: 0 });
   try {
-    const store = await openStore(config, db);
+    const store = await openStore(config, db, { applicationName: 'doorman-serve-icap', log });
     return {
       portalUrls: new PortalUrlSigner(key, systemClock),
       proxyKey: new ProxyKeyCheck(key),

@@ -172,6 +172,8 @@ export const serveCommand: Command = {
       portalUrls: PortalUrlSigner;
     }> => {
       const stores = await openStores(loaded, {
+        applicationName: 'doorman-serve',
+        log,
         busyTimeoutMs: 0,
         openBusyTimeoutMs: attempts++ === 0 ? DEFAULT_BUSY_TIMEOUT_MS : 0,
       });

@@ -10,6 +10,7 @@ import { unlessBusy } from '../../lib/store/busy.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { DirectorySettingsStore, directoryPasswordPath } from '../../lib/store/directory-settings-store.ts';
 import { SignInFailureStore } from '../../lib/store/sign-in-failure-store.ts';
+import type { DirectorySettingsRepository } from '../../lib/store/store.ts';
 import { DirectoryRuntime } from '../directory-runtime.ts';
 import { Reopening } from '../reopening.ts';
 
@@ -39,7 +40,12 @@ export interface DirectoryService {
  *
  * `config` is called inside, so a broken configuration is answered with BH and retried, not an exit.
  */
-export function createDirectoryService(options: { config: () => Config; log: Log }): DirectoryService {
+export function createDirectoryService(options: {
+  config: () => Config;
+  log: Log;
+  /** The directory's settings from the shared PostgreSQL store; default the session DB's (SQLite). */
+  settings?: Pick<DirectorySettingsRepository, 'load' | 'version'>;
+}): DirectoryService {
   const { log } = options;
   const runtime = new Reopening(
     'directory settings',
@@ -47,10 +53,9 @@ export function createDirectoryService(options: { config: () => Config; log: Log
       const config = options.config();
       // Never wait for a lock: it would hold every answer (see lib/store/busy.ts).
       const db = openDatabase(dbPath(config), { mustExist: true, busyTimeoutMs: 0 });
-      const store = new DirectorySettingsStore(db, {
-        passwordFile: directoryPasswordPath(config),
-        clock: systemClock,
-      });
+      const store =
+        options.settings ??
+        new DirectorySettingsStore(db, { passwordFile: directoryPasswordPath(config), clock: systemClock });
       return {
         runtime: new DirectoryRuntime(store, { clock: systemClock, log, closed: () => db.close() }),
         // In the same DB as the splash page's, so that both ways in share one limit.

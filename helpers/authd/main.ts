@@ -38,6 +38,8 @@ import {
   seamlessPaths,
   type HelperKind,
 } from '../../lib/seamless/paths.ts';
+import { systemClock } from '../../lib/clock.ts';
+import { directoryPasswordPath } from '../../lib/store/directory-settings-store.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { systemdNotifier, watchdogUsecOf } from '../../lib/system/sd-notify.ts';
 import { dropPrivileges } from '../../lib/system/service-user.ts';
@@ -108,24 +110,43 @@ mkdirSync(seamlessPaths(config).rcacheDir, { recursive: true, mode: 0o700 });
 // on a fresh machine authd may start before the web app ever has.
 openDatabase(dbPath(config)).close();
 
-// Sessions from the site's shared PostgreSQL (several boxes), or from this box's SQLite DB.
+// Sessions (and the directory's settings) from the site's shared PostgreSQL, or from this box's SQLite DB.
 const { store } = config;
-const session =
+const shared =
   store.kind === 'postgres'
-    ? (await import('./pg-session-service.ts')).createPgSessionService({
-        store,
-        flushEveryMs: config.lastSeenFlushSeconds * 1000,
-        log,
-      })
-    : createSessionService({
-        settings: () => ({ path: dbPath(config), flushEveryMs: config.lastSeenFlushSeconds * 1000 }),
-        log,
-      });
+    ? await (async () => {
+        const { postgresBox } = await import('../../lib/store/postgres/store.ts');
+        const { PgDirectorySettings } = await import('../../lib/store/postgres/directory-settings.ts');
+        const box = postgresBox(store, { applicationName: 'doorman-authd', log, max: 2 });
+        // Registered before the first load, so that one load brings both.
+        const directorySettings = new PgDirectorySettings(box.sql, box.replica, {
+          passwordFile: directoryPasswordPath(config),
+          clock: systemClock,
+        });
+        const { createPgSessionService } = await import('./pg-session-service.ts');
+        const session = createPgSessionService({
+          box,
+          flushEveryMs: config.lastSeenFlushSeconds * 1000,
+          log,
+        });
+        return { session, directorySettings };
+      })()
+    : undefined;
+const session =
+  shared?.session ??
+  createSessionService({
+    settings: () => ({ path: dbPath(config), flushEveryMs: config.lastSeenFlushSeconds * 1000 }),
+    log,
+  });
 
 let directory: Promise<DirectoryService> | undefined;
 const directoryService = () =>
   (directory ??= import('./directory-service.ts').then((m) =>
-    m.createDirectoryService({ config: () => config, log }),
+    m.createDirectoryService({
+      config: () => config,
+      log,
+      ...(shared === undefined ? {} : { settings: shared.directorySettings }),
+    }),
   ));
 const directoryHandler =
   (check: () => Promise<DirectoryCheck>): ConnectionHandler =>

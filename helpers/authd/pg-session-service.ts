@@ -1,10 +1,9 @@
 import { systemClock, type Clock } from '../../lib/clock.ts';
 import { bh } from '../../lib/helper-protocol/message.ts';
 import type { Log } from '../../lib/log.ts';
-import { connectPostgres, type PostgresSettings } from '../../lib/store/postgres/connect.ts';
 import { requireCurrentSchema } from '../../lib/store/postgres/migrate.ts';
-import { Replica } from '../../lib/store/postgres/replica.ts';
 import { PgSessions } from '../../lib/store/postgres/sessions.ts';
+import type { PostgresBox } from '../../lib/store/postgres/store.ts';
 import { SessionLookup, type LookupStore } from '../session-lookup.ts';
 import type { SessionService } from './session-service.ts';
 
@@ -18,7 +17,8 @@ const LOAD_LOG_MS = 10_000;
 const CLOSE_GRACE_MS = 2000;
 
 export interface PgSessionServiceOptions {
-  store: PostgresSettings;
+  /** authd's client and replica (lib/store/postgres/store.ts), shared with its directory settings. */
+  box: PostgresBox;
   flushEveryMs: number;
   log: Log;
   clock?: Clock;
@@ -38,8 +38,7 @@ export function createPgSessionService(options: PgSessionServiceOptions): Sessio
 } {
   const { log } = options;
   const clock = options.clock ?? systemClock;
-  const sql = connectPostgres(options.store, { applicationName: 'doorman-authd', max: 2, log });
-  const replica = new Replica(sql, { log, clock });
+  const { sql, replica } = options.box;
   const sessions = new PgSessions(sql, replica, { clock });
   /** Sightings whose write failed, merged into the next flush (the later time wins). */
   const unwritten = new Map<number, number>();
@@ -103,8 +102,7 @@ export function createPgSessionService(options: PgSessionServiceOptions): Sessio
       flushSeen(true);
       if (unwritten.size > 0) source.touch(new Map());
       await Promise.race([sessions.drain(), new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS))]);
-      await replica.close();
-      await sql.end({ timeout: CLOSE_GRACE_MS / 1000 });
+      await options.box.close(CLOSE_GRACE_MS);
     },
   };
 }

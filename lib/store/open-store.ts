@@ -1,20 +1,38 @@
 import { type Clock, systemClock } from '../clock.ts';
 import { type Config, leastIdleSeconds } from '../config/schema.ts';
-import { DoormanError } from '../errors.ts';
+import type { Log } from '../log.ts';
 import type { Db } from './database.ts';
 import { directoryPasswordPath } from './directory-settings-store.ts';
+import { openPostgresStore } from './postgres/store.ts';
 import { openSqliteStore } from './sqlite-store.ts';
 import type { Store } from './store.ts';
+
+export interface OpenStoreOptions {
+  clock?: Clock;
+  /** Which program this is, for PostgreSQL's pg_stat_activity (doorman-serve, doorman-cli...). */
+  applicationName?: string;
+  /** Where a PostgreSQL store logs (its replica's staleness, notices); default stderr. */
+  log?: Log;
+}
 
 /**
  * The store the configuration names (config.store), for every program that reads or writes what a site's
  * boxes share: the CLI, serve and its ICAP threads. `local` is the box's own session DB in stateDir, opened by
  * the caller as the service user: with `sqlite` the store is on it; whatever the engine, what stays per box
- * (the password-guessing counters, seamless sign-on) stays on it too.
+ * (the password-guessing counters, seamless sign-on) stays on it too. A PostgreSQL store is migrated and loaded
+ * before it is returned (it rejects with STORE_UNAVAILABLE while PostgreSQL cannot be reached).
  */
-export async function openStore(config: Config, local: Db, options: { clock?: Clock } = {}): Promise<Store> {
-  if (config.store.kind === 'postgres') {
-    throw new DoormanError('STORE_UNAVAILABLE', 'PostgreSQL store: not in this build yet');
+export async function openStore(config: Config, local: Db, options: OpenStoreOptions = {}): Promise<Store> {
+  const { store } = config;
+  if (store.kind === 'postgres') {
+    return openPostgresStore(store, {
+      applicationName: options.applicationName ?? 'doorman',
+      log: options.log ?? ((line) => void process.stderr.write(`${line}\n`)),
+      clock: options.clock ?? systemClock,
+      passwordFile: directoryPasswordPath(config),
+      leastIdleSeconds: leastIdleSeconds(config),
+      migrate: true,
+    });
   }
   return openSqliteStore(local, {
     passwordFile: directoryPasswordPath(config),

@@ -7,6 +7,7 @@ import { connectPostgres, type Sql } from '../../../../lib/store/postgres/connec
 import { migratePostgres } from '../../../../lib/store/postgres/migrate.ts';
 import { Replica } from '../../../../lib/store/postgres/replica.ts';
 import { PgSessions } from '../../../../lib/store/postgres/sessions.ts';
+import { postgresBox } from '../../../../lib/store/postgres/store.ts';
 import { usePostgres } from '../../../harness/postgres.ts';
 
 /**
@@ -34,7 +35,8 @@ describe('the PostgreSQL session service', { timeout: 30_000 }, () => {
     return { sql, sessions };
   };
   const service = (logged: string[] = []) => {
-    const s = createPgSessionService({ store: settings(), flushEveryMs: 50, log: (l) => logged.push(l) });
+    const box = postgresBox(settings(), { applicationName: 'authd', log: (l) => logged.push(l), max: 2 });
+    const s = createPgSessionService({ box, flushEveryMs: 50, log: (l) => logged.push(l) });
     closing.push(() => Promise.resolve(s.close()));
     return s;
   };
