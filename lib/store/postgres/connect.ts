@@ -48,6 +48,16 @@ export function readPasswordFile(path: string): string {
   return line.replace(/\r$/, '');
 }
 
+/**
+ * The URL as the client library must read it. libpq's `target_session_attrs=read-write` is what admins write
+ * for "the primary, wherever it is now"; the library judges read-write by default_transaction_read_only, which
+ * a hot standby reports as off, so it would stay on a standby (porsager/postgres#815). `primary` (not in hot
+ * standby) is judged right, and is what read-write means on a replicated cluster.
+ */
+export function libraryUrl(url: string): string {
+  return url.replace(/([?&]target_session_attrs=)read-write(?=&|$)/, '$1primary');
+}
+
 /** The URL as logs and `doorman store status` show it: a password, if one got in anyway, is masked. */
 export function showUrl(url: string): string {
   return url.replace(/^(postgres(?:ql)?:\/\/[^/@:]*):[^/@]*@/, '$1:***@');
@@ -60,7 +70,7 @@ export function showUrl(url: string): string {
  */
 export function connectPostgres(settings: PostgresSettings, options: ConnectOptions): Sql {
   const { passwordFile } = settings;
-  return postgres(settings.url, {
+  return postgres(libraryUrl(settings.url), {
     max: options.max ?? 4,
     connect_timeout: options.connectTimeoutSeconds ?? 5,
     idle_timeout: 0,
