@@ -270,6 +270,17 @@ export const serveCommand: Command = {
       `listening on ${where.join(', ')}; base URL ${loaded.config.baseUrl}; config ${loaded.path ?? '(embedded default)'}`,
     );
     if (icapWhere !== '') log(`icap service on ${icapWhere}`);
+    // Sessions past their hard end are answered as ended already; their rows (and on PostgreSQL the record of
+    // deletions every box's copy catches up by) are removed hourly. Several boxes doing it is harmless.
+    const purge = setInterval(() => {
+      const state = portal.get();
+      if (!state.ok) return;
+      state.value.stores.sessions.purgeExpired().then(
+        (purged) => purged > 0 && log(`purged ${purged} sessions past their hard end`),
+        (error: unknown) => log(`purging ended sessions failed, tried again in an hour: ${String(error)}`),
+      );
+    }, PURGE_EVERY_MS);
+    purge.unref();
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         log(`${signal}: stopping`);
@@ -278,6 +289,7 @@ export const serveCommand: Command = {
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
     });
+    clearInterval(purge);
     await Promise.all([
       server.close(),
       icap?.close(),
@@ -291,6 +303,9 @@ export const serveCommand: Command = {
     return EXIT.ok;
   },
 };
+
+/** How often serve removes sessions past their hard end. */
+const PURGE_EVERY_MS = 3_600_000;
 
 /** `host:port`, an IPv6 address in brackets. */
 function hostPort(host: string, port: number): string {
