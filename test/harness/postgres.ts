@@ -28,6 +28,11 @@ export interface Postgres {
   stop(): Promise<void>;
   /** Start again on the same data directory and port. */
   start(): Promise<void>;
+  /**
+   * SIGSTOP the server and every backend (connections stay open, nothing answers: a peer gone without a word),
+   * or SIGCONT them again.
+   */
+  freeze(frozen: boolean): void;
   /** Stop and remove everything. */
   destroy(): Promise<void>;
 }
@@ -138,6 +143,15 @@ export async function startPostgres(options: { host?: string; netns?: string } =
     createDatabase: (name) => void psql(`CREATE DATABASE "${name.replaceAll('"', '""')}" OWNER doorman`),
     psql,
     running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
+    freeze: (frozen) => {
+      const pid = child?.pid;
+      if (pid === undefined) return;
+      const backends = execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+        .split('\n')
+        .map((line) => Number(line.trim()))
+        .filter((n) => n > 0);
+      for (const p of [pid, ...backends]) process.kill(p, frozen ? 'SIGSTOP' : 'SIGCONT');
+    },
     stop,
     start,
     destroy: async () => {

@@ -28,6 +28,8 @@ export interface ReplicaOptions {
   pollMs?: number;
   /** Staleness past which it is logged (again every this much while it lasts), ms. */
   staleLogMs?: number;
+  /** A catch-up (a full load included) not answered within this is given up and tried again, ms. */
+  readTimeoutMs?: number;
 }
 
 /**
@@ -44,6 +46,7 @@ export class Replica {
   readonly #clock: Clock;
   readonly #pollMs: number;
   readonly #staleLogMs: number;
+  readonly #readTimeoutMs: number;
   readonly #tables = new Map<ReplicatedTable, TableSync>();
   /** What this process has applied of each table; -1: never loaded. */
   readonly #applied = new Map<ReplicatedTable, number>(REPLICATED_TABLES.map((t) => [t, -1]));
@@ -62,6 +65,7 @@ export class Replica {
     this.#clock = options.clock ?? systemClock;
     this.#pollMs = options.pollMs ?? 1000;
     this.#staleLogMs = options.staleLogMs ?? 10_000;
+    this.#readTimeoutMs = options.readTimeoutMs ?? 15_000;
   }
 
   /** Register a table before start(). */
@@ -157,7 +161,7 @@ export class Replica {
   }
 
   async #read(): Promise<void> {
-    const applies = await this.#sql.begin('isolation level repeatable read read only', async (tx) => {
+    const reading = this.#sql.begin('isolation level repeatable read read only', async (tx) => {
       const rows = await tx<({ tab: ReplicatedTable } & Counter)[]>`SELECT tab, last, pruned FROM changes`;
       const out: Array<{ tab: ReplicatedTable; last: number; apply: () => void }> = [];
       for (const row of rows) {
@@ -170,6 +174,19 @@ export class Replica {
       }
       return out;
     });
+    // A read that never ends (a peer gone without a word: no RST, no FIN) would hold every later catch-up:
+    // past the deadline it is given up, and what it brings later is dropped (never applied over newer data).
+    reading.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const applies = await Promise.race([
+      reading,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${this.#readTimeoutMs} ms`)),
+          this.#readTimeoutMs,
+        );
+      }),
+    ]).finally(() => clearTimeout(timer));
     for (const { tab, last, apply } of applies) {
       apply();
       this.#applied.set(tab, last);
