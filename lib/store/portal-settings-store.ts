@@ -1,22 +1,21 @@
 import type { Clock } from '../clock.ts';
-import { DoormanError } from '../errors.ts';
-import {
-  changedFields,
-  clearDateProblem,
-  DEFAULT_PORTAL_SETTINGS,
-  isCalendarDate,
-  localDate,
-  parsePortalSettings,
-  type PortalProblem,
-  type PortalSettings,
-} from '../portal/settings.ts';
-import { directoryNeededProblem } from '../portal/directory-needed.ts';
+import { changedFields, DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../portal/settings.ts';
 import { sessionLimitUpdate } from '../portal/session-limits.ts';
 import { realSchedule, retryWhileBusy, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 import { DIRECTORY_ROW } from './directory-settings-store.ts';
+import {
+  checkPortalSave,
+  patchedPortalSettings,
+  portalSettingsOrDefaults,
+  storedPortalSettings,
+  type PortalSaveResult,
+  type PortalSettingsPatch,
+} from './portal-settings-rules.ts';
 import { SettingsRow } from './settings-row.ts';
 import { SessionStore, type SessionSource } from './session-store.ts';
+
+export type { PortalSaveResult, PortalSettingsPatch } from './portal-settings-rules.ts';
 
 /**
  * The captive portal's settings: one JSON row of the `settings` table (name `portal`). Its `updated_at` is
@@ -27,33 +26,6 @@ const ROW = 'portal';
 
 /** The sessions the portal makes, which Clear current sessions ends (SessionStore.endBySource); API ones stay. */
 export const PORTAL_SESSION_SOURCES: readonly SessionSource[] = ['portal', 'registration', 'agreement'];
-
-/** Some fields of PortalSettings, as an administrator gave them (checked on save); the rest stay as they are. */
-export interface PortalSettingsPatch {
-  mode?: unknown;
-  idleTimeoutMinutes?: unknown;
-  hardTimeoutMinutes?: unknown;
-  registrationClearDate?: unknown;
-  policyText?: unknown;
-  walledGarden?: { hosts?: unknown; cidrs?: unknown } | undefined;
-}
-
-/** `object` without its undefined fields: an absent option changes nothing. */
-const defined = <T extends object>(object: T): Partial<T> =>
-  Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as Partial<T>;
-
-export type PortalSaveResult =
-  | {
-      ok: true;
-      settings: PortalSettings;
-      previous: PortalSettings;
-      /** The fields that differ from the previous settings, in PortalSettings order. */
-      changed: (keyof PortalSettings)[];
-      version: number;
-      /** Live portal sessions given the new idle, hard and date limits (SessionStore.applyPortalLimits). */
-      sessionsUpdated: number;
-    }
-  | { ok: false; problems: PortalProblem[] };
 
 export class PortalSettingsStore {
   readonly #db: Db;
@@ -94,26 +66,7 @@ export class PortalSettingsStore {
   load(): PortalSettings {
     const row = this.#row.read();
     if (row === undefined) return structuredClone(DEFAULT_PORTAL_SETTINGS);
-    const checked = parsePortalSettings(JSON.parse(row.value));
-    if (!checked.ok) {
-      throw new DoormanError(
-        'CONFIG_INVALID',
-        `the stored portal settings are not valid for this Doorman: ${checked.problems
-          .map((p) => `${p.field}: ${p.message}`)
-          .join('; ')}; save them again`,
-      );
-    }
-    return checked.settings;
-  }
-
-  #loadOrDefaults(): PortalSettings {
-    try {
-      return this.load();
-    } catch (error) {
-      if (error instanceof DoormanError && error.code === 'CONFIG_INVALID')
-        return structuredClone(DEFAULT_PORTAL_SETTINGS);
-      throw error;
-    }
+    return storedPortalSettings(JSON.parse(row.value));
   }
 
   /** A number that goes up on every save (0: nothing saved yet). One indexed read. */
@@ -138,11 +91,7 @@ export class PortalSettingsStore {
    * signed in, and no reader sees the new settings with the old limits.
    */
   update(patch: PortalSettingsPatch): Promise<PortalSaveResult> {
-    return this.#write((current) => ({
-      ...current,
-      ...defined(patch),
-      walledGarden: { ...current.walledGarden, ...defined(patch.walledGarden ?? {}) },
-    }));
+    return this.#write((current) => patchedPortalSettings(current, patch));
   }
 
   /**
@@ -154,33 +103,14 @@ export class PortalSettingsStore {
     const once = this.#db.transaction((): PortalSaveResult => {
       // Stored settings this Doorman cannot read (written by another version, or by hand) are replaced: the
       // save starts from the defaults, so the admin screen and `portal set` can mend them.
-      const previous = this.#loadOrDefaults();
-      const input = next(previous);
-      const checked = parsePortalSettings(input);
-      const problems = checked.ok ? [] : [...checked.problems];
-      // Checked even when other fields are wrong, so every problem is listed at once.
-      const date = (input as { registrationClearDate?: unknown } | null)?.registrationClearDate;
-      const idle = checked.ok ? checked.settings.idleTimeoutMinutes : null;
-      if (idle !== null && idle * 60 < this.#leastIdleSeconds) {
-        const least = Math.ceil(this.#leastIdleSeconds / 60);
-        problems.push({
-          field: 'idleTimeoutMinutes',
-          message:
-            `${idle} is shorter than this configuration allows: at least ${least} minutes (2 × ` +
-            `lastSeenFlushSeconds + squid.ttl = ${this.#leastIdleSeconds} seconds, how late a helper may learn ` +
-            `of a session's traffic), or none`,
-        });
-      }
-      if (typeof date === 'string' && isCalendarDate(date)) {
-        const today = localDate(this.#clock.now());
-        const late = clearDateProblem(date, previous.registrationClearDate, today);
-        if (late !== undefined) problems.push(late);
-      }
-      // authentication and registration sign users in against the directory: refused while none is applied.
-      const noDirectory =
-        checked.ok && directoryNeededProblem(checked.settings.mode, this.#directoryApplied());
-      if (noDirectory) problems.push(noDirectory);
-      if (!checked.ok || problems.length > 0) return { ok: false, problems };
+      const row = this.#row.read();
+      const previous = portalSettingsOrDefaults(row === undefined ? undefined : JSON.parse(row.value));
+      const checked = checkPortalSave(next(previous), previous, {
+        leastIdleSeconds: this.#leastIdleSeconds,
+        directoryApplied: this.#directoryApplied(),
+        now: this.#clock.now(),
+      });
+      if (!checked.ok) return checked;
       const { settings } = checked;
       const now = this.#clock.now();
       const version = this.#row.write(JSON.stringify(settings), now);

@@ -6,6 +6,8 @@ import { ManualClock } from '../../lib/clock.ts';
 import { PgAdmins } from '../../lib/store/postgres/admins.ts';
 import { PgApiKeys } from '../../lib/store/postgres/api-keys.ts';
 import { PgDeviceGroups } from '../../lib/store/postgres/device-groups.ts';
+import { PgDirectorySettings } from '../../lib/store/postgres/directory-settings.ts';
+import { PgPortalSettings } from '../../lib/store/postgres/portal-settings.ts';
 import { connectPostgres, type Sql } from '../../lib/store/postgres/connect.ts';
 import { migratePostgres } from '../../lib/store/postgres/migrate.ts';
 import { Replica } from '../../lib/store/postgres/replica.ts';
@@ -26,11 +28,13 @@ import { usePostgres } from './postgres.ts';
  * store contract suites (test/unit/lib/store/contract/) run on for PostgreSQL, and what its own tests use.
  */
 
-export type PgStore = Pick<ContractStore, 'apiKeys' | 'admins' | 'deviceGroups'> & {
+export interface PgStore extends ContractStore {
   apiKeys: PgApiKeys;
   admins: PgAdmins;
   deviceGroups: PgDeviceGroups;
-};
+  portal: PgPortalSettings;
+  directory: PgDirectorySettings;
+}
 
 export interface PgBox extends Box<PgStore> {
   readonly sql: Sql;
@@ -84,10 +88,16 @@ export function usePgSite(): {
       const replica = new Replica(boxSql, { log, clock, pollMs: boxOptions.pollMs ?? 60_000 });
       cleanups.push(() => replica.close());
       const schedule = boxOptions.schedule === undefined ? {} : { schedule: boxOptions.schedule };
+      const passwordFile = boxOptions.passwordFile ?? join(dir, `${name}-bind-password`);
       const store: PgStore = {
         apiKeys: new PgApiKeys(boxSql, replica, clock, { log, ...schedule }),
         admins: new PgAdmins(boxSql, replica, clock, pick(boxOptions, 'sessionTtlMs')),
         deviceGroups: new PgDeviceGroups(boxSql, replica, { clock }),
+        portal: new PgPortalSettings(boxSql, replica, {
+          clock,
+          ...pick(boxOptions, 'leastIdleSeconds', 'directoryApplied'),
+        }),
+        directory: new PgDirectorySettings(boxSql, replica, { clock, passwordFile }),
       };
       await replica.start();
       return {
@@ -95,7 +105,7 @@ export function usePgSite(): {
         sql: boxSql,
         replica,
         logs,
-        passwordFile: boxOptions.passwordFile ?? join(dir, `${name}-bind-password`),
+        passwordFile,
         sync: () => caughtUpWithAll(sql, replica),
       };
     };
