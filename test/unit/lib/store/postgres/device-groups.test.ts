@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { DeviceGroupInputError } from '../../../../../lib/store/device-group-rules.ts';
+import { takeChange } from '../../../../../lib/store/postgres/changes.ts';
 import { usePgSite } from '../../../../harness/pg-site.ts';
 import { rejection } from '../../../../support/thrown.ts';
 import { describeDeviceGroups } from '../contract/device-groups.ts';
@@ -71,6 +72,24 @@ describe('PgDeviceGroups (a real PostgreSQL 15)', { timeout: 30_000 }, () => {
       { field: 'name', message: expect.stringMatching(/^"(Lab|LAB)" is taken by the group "(Lab|LAB)"$/) },
     ]);
     expect(await site.sql`SELECT name FROM device_groups`).toHaveLength(1);
+  });
+
+  it('a change PostgreSQL aborts to break a deadlock runs again and is done', async () => {
+    const site = await open();
+    const groups = (await site.box()).store.deviceGroups;
+    const lab = await groups.create({ name: 'Lab', cidrs: ['10.0.0.0/8'] });
+    // Another writer that takes the locks the other way round: sessions, then a share of device_groups'
+    // counter. The group change waits for sessions first, so its backend finds the deadlock and is aborted.
+    const other = site.sql.begin(async (tx) => {
+      await takeChange(tx, 'sessions');
+      const changing = groups.setActive(lab.id, false);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await tx`SELECT last FROM changes WHERE tab = 'device_groups' FOR SHARE`;
+      return { changing };
+    });
+    const { changing } = await other;
+    expect(await changing).toMatchObject({ active: false, endedSessions: 0 });
+    expect(groups.get(lab.id)?.active).toBe(false);
   });
 
   it('PostgreSQL away: lookups answer from memory; every write is STORE_UNAVAILABLE', async () => {
