@@ -77,7 +77,7 @@ export interface AdminRepository {
   verify(name: string, password: string): Promise<boolean>;
   has(name: string): boolean;
   list(): AdminUserInfo[];
-  /** Remove an administrator and end their sign-ins (NOT_FOUND if there is none; the last one stays). */
+  /** Remove an administrator and end their sign-ins (NOT_FOUND if there is none). */
   remove(name: string): Promise<void>;
   signIn(name: string, password: string): Promise<NewAdminSession | undefined>;
   createSession(userName: string): Promise<NewAdminSession>;

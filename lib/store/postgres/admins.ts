@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import type { Clock } from '../../clock.ts';
-import { DoormanError, showValue } from '../../errors.ts';
+import { DoormanError } from '../../errors.ts';
 import { hashPassword, needsRehash, verifyPassword } from '../../security/password-hash.ts';
 import {
   ADMIN_TOKEN_PATTERN,
@@ -105,19 +105,14 @@ export class PgAdmins implements AdminRepository {
   }
 
   /**
-   * Remove an admin and their sign-ins (NOT_FOUND if there is none). The last admin stays (CONFLICT): the web
-   * app would have nobody left to sign in, on any box.
+   * Remove an admin and their sign-ins (NOT_FOUND if there is none), as SQLite does, the last one too:
+   * `doorman admin passwd` makes one again.
    */
   async remove(name: string): Promise<void> {
     await this.#write(async (tx) => {
-      const names = await tx<{ name: string }[]>`SELECT name FROM admin_users FOR UPDATE`;
-      if (!names.some((row) => row.name === name)) throw noSuchAdmin(name);
-      if (names.length === 1) {
-        throw new DoormanError(
-          'CONFLICT',
-          `user: ${showValue(name)} is the last admin: add another before removing it`,
-        );
-      }
+      const [found] = await tx<{ name: string }[]>`
+        SELECT name FROM admin_users WHERE name = ${name} FOR UPDATE`;
+      if (found === undefined) throw noSuchAdmin(name);
       await tx`DELETE FROM admin_sessions WHERE user_name = ${name}`;
       await tx`DELETE FROM admin_users WHERE name = ${name}`;
     });

@@ -62,7 +62,14 @@ export class PgSessions implements SessionRepository {
     this.#batch = new WriteBatch<Context>({
       sql,
       ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
-      begin: async (tx) => ({ change: await takeChange(tx, 'sessions'), now: this.#clock.now() }),
+      begin: async (tx, needs) => {
+        // Lock order (write.ts): device_groups before sessions. An agreement decides on the groups as a Device
+        // Group writer leaves them: sharing their counter row waits for one in flight, and holds off the next
+        // until this commit, so no group is switched off between the decision and the session.
+        if (needs.has('device_groups'))
+          await tx`SELECT last FROM changes WHERE tab = 'device_groups' FOR SHARE`;
+        return { change: await takeChange(tx, 'sessions'), now: this.#clock.now() };
+      },
       committed: (context, effects) => this.#applyOwn(context.change, effects),
     });
   }
@@ -113,10 +120,7 @@ export class PgSessions implements SessionRepository {
     settings: Pick<PortalSettings, 'idleTimeoutMinutes' | 'hardTimeoutMinutes'>,
   ): Promise<{ session: Session; group: DeviceGroup } | undefined> {
     return this.#batch.run(async (tx, context) => {
-      // Device Group writers hold their counter row until commit (lock order: settings, device_groups,
-      // sessions): sharing it waits for one in flight, so the groups read below are the committed ones and no
-      // group is switched off between this decision and this commit.
-      await tx`SELECT last FROM changes WHERE tab = 'device_groups' FOR SHARE`;
+      // The batch holds the Device Groups' counter row shared (see begin): these are the committed groups.
       const groups = await tx<
         GroupRow[]
       >`SELECT id, name, cidrs, active FROM device_groups WHERE active ORDER BY id`;
@@ -130,7 +134,7 @@ export class PgSessions implements SessionRepository {
         active: holding.active,
       };
       return { value: { session: toSession(row), group }, rows: [row] };
-    });
+    }, 'device_groups');
   }
 
   end(key: SessionKey): Promise<Session | undefined> {

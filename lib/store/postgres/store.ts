@@ -81,11 +81,8 @@ export async function openPostgresStore(
       apiKeys: new PgApiKeys(sql, replica, clock, { log: options.log }),
       admins: new PgAdmins(sql, replica, clock),
       deviceGroups: new PgDeviceGroups(sql, replica, { clock }),
-      portal: new PgPortalSettings(sql, replica, {
-        clock,
-        leastIdleSeconds: options.leastIdleSeconds,
-        directoryApplied: () => directory.load() !== undefined,
-      }),
+      // Whether a directory is applied is read inside the save's transaction (the row, not this box's file).
+      portal: new PgPortalSettings(sql, replica, { clock, leastIdleSeconds: options.leastIdleSeconds }),
       directory,
       status: async (): Promise<StoreStatus> => {
         const stale = replica.staleMs();

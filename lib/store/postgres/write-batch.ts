@@ -16,6 +16,8 @@ export type Write<C, T> = (tx: Tx, context: C) => Promise<Effect<T>>;
 
 interface Pending<C> {
   write: Write<C, unknown>;
+  /** What this write needs taken before the batch's change number (see WriteBatchOptions.begin). */
+  needs: string | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -23,7 +25,7 @@ interface Pending<C> {
 export interface WriteBatchOptions<C> {
   sql: Sql;
   /** First in every transaction: takes the change number and any lock the batch needs. */
-  begin: (tx: Tx, writes: number) => Promise<C>;
+  begin: (tx: Tx, needs: ReadonlySet<string>) => Promise<C>;
   /** After commit: what the writes did, to apply to this process's copy. */
   committed: (context: C, effects: readonly Effect<unknown>[]) => void;
   /** A write not committed by then fails with STORE_UNAVAILABLE (the web app's 503), ms. */
@@ -56,9 +58,10 @@ export class WriteBatch<C> {
     this.#options = options;
   }
 
-  run<T>(write: Write<C, T>): Promise<T> {
+  /** `needs`: a lock the write needs taken first (begin gets them all, one batch's writes together). */
+  run<T>(write: Write<C, T>, needs?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ write, needs, resolve: resolve as (value: unknown) => void, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
         setImmediate(() => this.#flush());
@@ -108,7 +111,8 @@ export class WriteBatch<C> {
     try {
       const { context, effects } = await Promise.race([
         sql.begin(async (tx) => {
-          const context = await begin(tx, batch.length);
+          const needs = new Set(batch.flatMap((item) => (item.needs === undefined ? [] : [item.needs])));
+          const context = await begin(tx, needs);
           const effects: Effect<unknown>[] = [];
           for (const item of batch) effects.push(await item.write(tx, context));
           return { context, effects };
