@@ -1,4 +1,4 @@
-import type { Session, SessionKey, SessionSource } from '../session-store.ts';
+import { SessionSources, type Session, type SessionKey, type SessionSource } from '../session-store.ts';
 
 /** A sessions row as PostgreSQL returns it (times as numbers, see connect.ts). */
 export interface SessionRow {
@@ -15,14 +15,6 @@ export interface SessionRow {
   change: number;
 }
 
-interface Entry {
-  session: Session;
-  /** The change number that wrote this version: an older version never replaces a newer one. */
-  change: number;
-}
-
-const keyOf = (key: SessionKey): string => `${key.kind}:${key.value}`;
-
 export const toSession = (r: SessionRow): Session => ({
   id: r.id,
   key: { kind: r.key_kind, value: r.key },
@@ -36,63 +28,80 @@ export const toSession = (r: SessionRow): Session => ({
 });
 
 /**
+ * The few strings every row repeats, one copy each: the driver makes a new string per row and column, which
+ * at a million sessions is tens of megabytes of "api".
+ */
+const SOURCES = new Map<string, SessionSource>(SessionSources.map((s) => [s, s]));
+const intern = (row: SessionRow): SessionRow => {
+  row.key_kind = row.key_kind === 'ip' ? 'ip' : 'mac';
+  row.source = SOURCES.get(row.source) ?? row.source;
+  return row;
+};
+
+/**
  * The sessions as this process knows them: by key for lookups, by id for deletions and "last seen". Pure
  * (no I/O, no clock): the replica and the repository feed it rows and deletions. Rows arrive from two sides
- * (a delta, and this process's own writes applied at once), so each entry keeps the change number that wrote
- * it and a row never replaces a newer one.
+ * (a delta, and this process's own writes applied at once), so each keeps the change number that wrote it
+ * and a row never replaces a newer one. The rows are held as read (one flat object each, no key strings of
+ * our own: a map per key kind), and a Session is made only for an answer: a million sessions fit in about
+ * 200 MB.
  */
 export class SessionTable {
-  readonly #byKey = new Map<string, Entry>();
-  readonly #keyById = new Map<number, string>();
+  readonly #byKind = { ip: new Map<string, SessionRow>(), mac: new Map<string, SessionRow>() };
+  readonly #byId = new Map<number, SessionRow>();
 
   get size(): number {
-    return this.#byKey.size;
+    return this.#byId.size;
   }
 
   /** Forget everything and hold `rows` (a full load). */
   replace(rows: Iterable<SessionRow>): void {
-    this.#byKey.clear();
-    this.#keyById.clear();
+    this.#byKind.ip.clear();
+    this.#byKind.mac.clear();
+    this.#byId.clear();
     for (const row of rows) this.put(row);
   }
 
   /** Hold this version of a row unless a newer one is held. */
   put(row: SessionRow): void {
-    const session = toSession(row);
-    const key = keyOf(session.key);
-    const held = this.#byKey.get(key);
+    const byKey = this.#byKind[row.key_kind];
+    const held = byKey.get(row.key);
     if (held !== undefined) {
       if (held.change > row.change) return;
-      if (held.session.id !== session.id) this.#keyById.delete(held.session.id);
+      if (held.id !== row.id) this.#byId.delete(held.id);
     }
-    this.#byKey.set(key, { session, change: row.change });
-    this.#keyById.set(session.id, key);
+    const kept = intern(row);
+    byKey.set(kept.key, kept);
+    this.#byId.set(kept.id, kept);
   }
 
   /** The session of this id is gone (ended, expired, cleared). */
   remove(id: number): void {
-    const key = this.#keyById.get(id);
-    if (key === undefined) return;
-    this.#keyById.delete(id);
-    if (this.#byKey.get(key)?.session.id === id) this.#byKey.delete(key);
+    const row = this.#byId.get(id);
+    if (row === undefined) return;
+    this.#byId.delete(id);
+    const byKey = this.#byKind[row.key_kind];
+    if (byKey.get(row.key)?.id === id) byKey.delete(row.key);
   }
 
   /** The session on a key before its hard expiry, if any. */
   find(key: SessionKey, now: number): Session | undefined {
-    const session = this.#byKey.get(keyOf(key))?.session;
-    if (session === undefined) return undefined;
-    return session.expiresAt !== undefined && session.expiresAt <= now ? undefined : session;
+    const row = this.#byKind[key.kind].get(key.value);
+    if (row === undefined || (row.expires_at !== null && row.expires_at <= now)) return undefined;
+    return toSession(row);
   }
 
   /** Every session before its hard expiry, by key kind then key (the SQLite store's order). */
   list(now: number): Session[] {
     const live: Session[] = [];
-    for (const { session } of this.#byKey.values()) {
-      if (session.expiresAt === undefined || session.expiresAt > now) live.push(session);
+    for (const kind of ['ip', 'mac'] as const) {
+      const keys = [...this.#byKind[kind].keys()].sort(compare);
+      for (const key of keys) {
+        const row = this.#byKind[kind].get(key);
+        if (row !== undefined && (row.expires_at === null || row.expires_at > now)) live.push(toSession(row));
+      }
     }
-    return live.sort((a, b) =>
-      a.key.kind === b.key.kind ? compare(a.key.value, b.key.value) : compare(a.key.kind, b.key.kind),
-    );
+    return live;
   }
 }
 
