@@ -93,6 +93,13 @@ export interface LabOptions {
   config?: Partial<ConfigInput> | ((ports: { doormanPort: number }) => Partial<ConfigInput>);
   /** Runs after Doorman is up and before Squid's configuration is generated (e.g. apply a directory). */
   beforeSquid?: (doorman: Lab['doorman']) => Promise<void>;
+  /** More http_port addresses for Squid (ADDR:PORT, as `squid-conf --port` takes them), beside the lab's own. */
+  squidPorts?: readonly string[];
+  /**
+   * Make an API key (`lab.apiKey`), the default. false: none, for a box of a site whose keys are shared with
+   * another box that made one (a second `api-key create --name lab` would find the name taken).
+   */
+  apiKey?: boolean;
 }
 
 export async function startLab(options: LabOptions = {}): Promise<Lab> {
@@ -148,6 +155,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
         `127.0.0.1:${squidPort}`,
         '--port',
         `[::1]:${squidPort}`,
+        ...(options.squidPorts ?? []).flatMap((port) => ['--port', port]),
         '--loopback-dns',
       )
     ).stdout.trim();
@@ -156,7 +164,8 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
     stops.push(() => squid.stop());
     await waitForPort('127.0.0.1', squidPort, 10_000, squid.child).catch(failWith(squid));
 
-    const apiKey = (await cli('api-key', 'create', '--name', 'lab')).stdout.trim();
+    const apiKey =
+      options.apiKey === false ? '' : (await cli('api-key', 'create', '--name', 'lab')).stdout.trim();
     const logLines = (name: string) => {
       const path = join(squidDir, 'logs', name);
       return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
