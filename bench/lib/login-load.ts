@@ -23,6 +23,7 @@
 import { Agent, request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { benchKey, shuffledIndexes } from './figures.ts';
 
 const { values: o } = parseArgs({
   options: {
@@ -86,29 +87,13 @@ const serverRssKb = (which: 'VmRSS' | 'VmHWM'): number | null => {
 };
 
 const dotted = (n: number): string => `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
-const benchKey = (i: number): string =>
-  `10.${Math.floor(i / 65536) % 256}.${Math.floor(i / 256) % 256}.${i % 256}`;
 const srcBase = o['src-base'].split('.').reduce((n, part) => n * 256 + Number(part), 0);
 if (mode === 'src' && (srcBase >>> 24 !== 127 || (srcBase + connections - 1) >>> 24 !== 127))
   fail('--src-base range must stay in 127.0.0.0/8');
 
-// A fixed permutation of the client indexes (xorshift PRNG, Fisher-Yates), so consecutive logins hit
-// addresses spread over the whole table, the same ones in every run.
-const order = new Uint32Array(clients);
-for (let i = 0; i < clients; i++) order[i] = i;
-let seed = 42;
-const rand = (): number => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 4294967296;
-};
-for (let i = clients - 1; i > 0; i--) {
-  const j = Math.floor(rand() * (i + 1));
-  const t = order[i] as number;
-  order[i] = order[j] as number;
-  order[j] = t;
-}
+// A fixed permutation of the client indexes (fixed seed), so consecutive logins hit addresses spread over
+// the whole table, the same ones in every run.
+const order = shuffledIndexes(clients);
 
 const agent = new Agent({
   keepAlive: true,

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { systemClock } from '../../lib/clock.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { SessionStore } from '../../lib/store/session-store.ts';
+import { benchKey, benchUser } from './figures.ts';
 
 const { values } = parseArgs({
   options: {
@@ -26,20 +27,16 @@ if (values.db === undefined) {
   process.exit(2);
 }
 
-const benchKey = (i: number): string =>
-  `10.${Math.floor(i / 65536) % 256}.${Math.floor(i / 256) % 256}.${i % 256}`;
-const user = (i: number): string => `user${String(i).padStart(5, '0')}`;
-
 const keys: [string, string][] = [];
 if (values.ips !== undefined) {
   values.ips
     .split(/\s+/)
     .filter((ip) => ip !== '')
-    .forEach((ip, i) => keys.push([ip, user(i)]));
+    .forEach((ip, i) => keys.push([ip, benchUser(i)]));
 } else {
   const first = Number(values.first);
   const count = Number(values.count);
-  for (let i = first; i < first + count; i++) keys.push([benchKey(i), user(i)]);
+  for (let i = first; i < first + count; i++) keys.push([benchKey(i), benchUser(i)]);
 }
 
 const started = performance.now();
