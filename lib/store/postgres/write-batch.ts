@@ -18,6 +18,8 @@ interface Pending<C> {
   write: Write<C, unknown>;
   /** What this write needs taken before the batch's change number (see WriteBatchOptions.begin). */
   needs: string | undefined;
+  /** When it was asked for (ms): it is refused once it has waited the deadline. */
+  since: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -41,7 +43,7 @@ const isStatementError = (error: unknown): boolean =>
   !/^(?:08|57P|53)/.test(String((error as { code?: unknown }).code));
 
 /**
- * Group commit for PostgreSQL: the writes asked for in one turn of the event loop share one transaction and one
+ * Group commit for PostgreSQL: the writes asked for while the previous transaction runs share one transaction and one
  * change number (one NOTIFY), which is what makes tens of thousands of logins a second possible: notifying
  * commits serialise on a global lock in PostgreSQL, so their number must stay small (issue 15's figures). Writes
  * run in the order asked. When a write fails on its own account (a constraint), the batch is rolled back and each
@@ -51,8 +53,10 @@ const isStatementError = (error: unknown): boolean =>
 export class WriteBatch<C> {
   readonly #options: WriteBatchOptions<C>;
   #queue: Pending<C>[] = [];
+  /** A flush is due at the next turn. */
   #scheduled = false;
-  #inFlight: Promise<void> = Promise.resolve();
+  /** The transaction under way: writes asked for meanwhile wait for it and go in the next, together. */
+  #committing: Promise<void> | undefined;
 
   constructor(options: WriteBatchOptions<C>) {
     this.#options = options;
@@ -61,40 +65,65 @@ export class WriteBatch<C> {
   /** `needs`: a lock the write needs taken first (begin gets them all, one batch's writes together). */
   run<T>(write: Write<C, T>, needs?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ write, needs, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => this.#flush());
-      }
+      this.#queue.push({
+        write,
+        needs,
+        since: Date.now(),
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
+      this.#schedule();
     });
   }
 
   /** Resolves once every write asked for so far has been answered. */
   async drain(): Promise<void> {
-    while (this.#queue.length > 0 || this.#scheduled) {
-      await new Promise((resolve) => setImmediate(resolve));
-      await this.#inFlight;
+    while (this.#queue.length > 0 || this.#scheduled || this.#committing !== undefined) {
+      await (this.#committing ?? new Promise((resolve) => setImmediate(resolve)));
     }
-    await this.#inFlight;
+  }
+
+  /**
+   * One transaction at a time: the next starts when the one under way has ended, with every write asked for
+   * meanwhile (each web request arrives in a turn of its own; waiting for the commit, not for the turn, is
+   * what puts hundreds of logins in one transaction under load, and costs one login alone nothing).
+   */
+  #schedule(): void {
+    if (this.#scheduled || this.#committing !== undefined) return;
+    this.#scheduled = true;
+    setImmediate(() => this.#flush());
   }
 
   #flush(): void {
     this.#scheduled = false;
-    const batch = this.#queue.splice(0, this.#options.maxWrites ?? 5000);
-    if (this.#queue.length > 0) {
-      this.#scheduled = true;
-      setImmediate(() => this.#flush());
+    const deadlineMs = this.#options.deadlineMs ?? 5000;
+    const now = Date.now();
+    // Writes that waited their whole deadline behind a transaction that would not end are refused now.
+    const expired = this.#queue.filter((item) => now - item.since >= deadlineMs);
+    if (expired.length > 0) {
+      this.#queue = this.#queue.filter((item) => now - item.since < deadlineMs);
+      const error = new DoormanError(
+        'STORE_UNAVAILABLE',
+        `PostgreSQL did not commit within ${deadlineMs} ms`,
+      );
+      for (const item of expired) item.reject(error);
     }
+    const batch = this.#queue.splice(0, this.#options.maxWrites ?? 5000);
     if (batch.length === 0) return;
-    const done = this.#commit(batch).catch(async (error: unknown) => {
-      if (!isStatementError(error) || batch.length === 1) {
-        for (const item of batch) item.reject(unavailable(error));
-        return;
-      }
-      // Someone's write failed on its own account: each alone, in order, so only that one fails.
-      for (const item of batch) await this.#commit([item]).catch((e: unknown) => item.reject(unavailable(e)));
-    });
-    this.#inFlight = this.#inFlight.then(() => done);
+    this.#committing = this.#commit(batch)
+      .catch(async (error: unknown) => {
+        if (!isStatementError(error) || batch.length === 1) {
+          for (const item of batch) item.reject(unavailable(error));
+          return;
+        }
+        // Someone's write failed on its own account: each alone, in order, so only that one fails.
+        for (const item of batch)
+          await this.#commit([item]).catch((e: unknown) => item.reject(unavailable(e)));
+      })
+      .finally(() => {
+        this.#committing = undefined;
+        if (this.#queue.length > 0) this.#schedule();
+      });
   }
 
   async #commit(batch: readonly Pending<C>[]): Promise<void> {
