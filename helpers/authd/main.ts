@@ -60,6 +60,8 @@ const SUCCESSOR_READY_MS = 30_000;
 const CHECK_FILES_MS = 2000;
 /** Until the first lookup is answered, it is asked again this often. */
 const READY_RETRY_MS = 200;
+/** On PostgreSQL, how long the first load is waited for before the sockets take connections (see below). */
+const LOAD_BEFORE_LISTEN_MS = 20_000;
 
 // stderr until --log-file is open (after root is given up): what stops the start goes to whoever started authd.
 let sink: Log = stderrLog('doorman-authd');
@@ -192,11 +194,24 @@ const expected = Object.fromEntries(HELPER_KINDS.map((k) => [k, helperSocket(sta
 const { sockets, kindOf } = await socketsToServe(inherited);
 // The files are ours to remove and to watch unless they are the service manager's.
 const ownFiles = inherited?.from !== 'systemd';
+// On PostgreSQL the sessions are loaded before the first connection is taken: a shim connected earlier (at a
+// cold start, or to a restart's successor on the inherited sockets) would get BH meanwhile. Not for ever: a
+// PostgreSQL that cannot be reached is waited for LOAD_BEFORE_LISTEN_MS, then authd listens anyway and answers
+// BH until it can load (logged), so that it can be seen, probed and stopped.
+if (shared !== undefined) {
+  let waited: NodeJS.Timeout | undefined;
+  await Promise.race([
+    shared.session.loaded,
+    new Promise((resolve) => (waited = setTimeout(resolve, LOAD_BEFORE_LISTEN_MS))),
+  ]);
+  clearTimeout(waited);
+}
 const listener = await listenHelperSockets(sockets, log, ownFiles);
-
-await untilAnswered();
+// Written before it is ready: an authd that cannot get ready (its store unreachable) can still be stopped.
 const pidFile = pidFilePath(runDir(stateDir));
 if (ownFiles) writePidFile(pidFile, process.pid);
+
+await untilAnswered();
 const how = inherited === undefined ? 'made here' : `from ${inherited.from}`;
 log(`listening in ${runDir(stateDir)} (sockets ${how}); config ${values.config ?? '(default)'}`);
 notifier?.notify(`READY=1\nSTATUS=answering on ${sockets.length} sockets\nMAINPID=${process.pid}`);

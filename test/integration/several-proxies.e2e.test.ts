@@ -317,4 +317,30 @@ describe('two proxies on one PostgreSQL', () => {
     const loaded = new RegExp(`doorman-authd\\[${after}\\]: sessions loaded from PostgreSQL: (\\d+)`);
     expect(Number(loaded.exec(b.authdLog())?.[1])).toBe(sessions);
   });
+
+  it("a cold start of B's authd (stopped, then started by B's serve) loads before it takes a connection: no BH", async () => {
+    const clients = await loginClients(a.lab, 20, 40);
+    const users = new Map(clients.map((ip, i) => [ip, `user${i}`]));
+    await until(async () => (await unknownOn(b, clients, users)).length === 0, 5000, 'B lacks the clients');
+    // 200,000 more sessions: the load takes long enough that a socket taking connections before it ends
+    // would answer BH to the load's requests.
+    site.pg.psql(
+      `WITH c AS (UPDATE changes SET last = last + 1 WHERE tab = 'sessions' RETURNING last)
+       INSERT INTO sessions (key_kind, key, username, source, created_at, last_seen, change)
+       SELECT 'ip', '172.' || (16 + i / 65536) || '.' || (i / 256 % 256) || '.' || (i % 256), 'filler', 'api',
+         0, 0, c.last FROM generate_series(0, 199999) AS i, c`,
+      'doorman',
+    );
+    const before = b.authdPid();
+    const seen = await underLoad(
+      { squidPort: b.lab.squidPort, url: page(), addresses: clients },
+      async () => {
+        await b.lab.cli('authd', 'stop');
+        await b.lab.cli('authd', 'status', '--wait', '30');
+      },
+    );
+    expect(b.authdPid()).not.toBe(before);
+    expect(seen).toMatchObject({ denied: 0 });
+    expect(b.lab.cacheLog().join('\n')).not.toMatch(/\bBH\b/);
+  });
 });
