@@ -194,6 +194,10 @@ const expected = Object.fromEntries(HELPER_KINDS.map((k) => [k, helperSocket(sta
 const { sockets, kindOf } = await socketsToServe(inherited);
 // The files are ours to remove and to watch unless they are the service manager's.
 const ownFiles = inherited?.from !== 'systemd';
+// A fresh authd names itself before it is ready, so that one that cannot get ready (its store unreachable) can
+// still be stopped; a restart's successor only once ready (until then the file names the one that answers).
+const pidFile = pidFilePath(runDir(stateDir));
+if (ownFiles && inherited === undefined) writePidFile(pidFile, process.pid);
 // On PostgreSQL the sessions are loaded before the first connection is taken: a shim connected earlier (at a
 // cold start, or to a restart's successor on the inherited sockets) would get BH meanwhile. Not for ever: a
 // PostgreSQL that cannot be reached is waited for LOAD_BEFORE_LISTEN_MS, then authd listens anyway and answers
@@ -207,11 +211,9 @@ if (shared !== undefined) {
   clearTimeout(waited);
 }
 const listener = await listenHelperSockets(sockets, log, ownFiles);
-// Written before it is ready: an authd that cannot get ready (its store unreachable) can still be stopped.
-const pidFile = pidFilePath(runDir(stateDir));
-if (ownFiles) writePidFile(pidFile, process.pid);
 
 await untilAnswered();
+if (ownFiles && inherited !== undefined) writePidFile(pidFile, process.pid);
 const how = inherited === undefined ? 'made here' : `from ${inherited.from}`;
 log(`listening in ${runDir(stateDir)} (sockets ${how}); config ${values.config ?? '(default)'}`);
 notifier?.notify(`READY=1\nSTATUS=answering on ${sockets.length} sockets\nMAINPID=${process.pid}`);
