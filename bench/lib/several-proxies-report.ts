@@ -146,6 +146,13 @@ function rows(records: readonly Rec[]): Row[] {
       digits: 2,
     },
     {
+      title: 'p99 of the logins made meanwhile, ms',
+      figure: 'lookups-writing',
+      value: f('login_p99_ms'),
+      digits: 1,
+    },
+    { title: 'logins made meanwhile that were refused', figure: 'lookups-writing', value: f('login_errors') },
+    {
       title: "authd's CPU per lookup, no logins, µs",
       figure: 'lookups',
       value: f('authd_cpu_us_per_lookup'),

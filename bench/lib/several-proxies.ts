@@ -319,7 +319,12 @@ async function main(): Promise<void> {
             login_rate: rate,
             ...(w === undefined
               ? {}
-              : { logins_answered: w.logins, login_p99_ms: w.lat_ms.p99, login_errors: w.errors }),
+              : {
+                  logins_answered: w.logins,
+                  login_p99_ms: w.lat_ms.p99,
+                  login_errors: w.errors,
+                  ...(w.error === undefined ? {} : { login_error: w.error }),
+                }),
           },
         );
       }
