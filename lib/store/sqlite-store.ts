@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from '../clock.ts';
 import { DoormanError } from '../errors.ts';
+import type { Log } from '../log.ts';
 import { addressBinding } from '../portal/address-binding.ts';
 import { agreementSession } from '../portal/portal-sessions.ts';
 import { AdminStore } from './admin-store.ts';
@@ -33,6 +34,10 @@ export interface SqliteStoreOptions {
   leastIdleSeconds?: number;
   /** Whether a directory is applied, for a portal save (tests); default this DB's directory row. */
   directoryApplied?: () => boolean;
+  /** How long an admin's sign-in lasts; default DEFAULT_SESSION_TTL_MS (8 hours). */
+  sessionTtlMs?: number;
+  /** Where a failed write of an API key's "last used" is reported; default stderr. */
+  log?: Log;
   /**
    * Where session, API-key and admin-sign-in writes go: default a GroupCommit on `db`. Tests wrap it to act
    * between a request's reads and its write.
@@ -53,8 +58,11 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
   const clock = options.clock ?? systemClock;
   const schedule = options.schedule === undefined ? {} : { schedule: options.schedule };
   const sessions = new SessionStore(db, clock);
-  const apiKeys = new ApiKeyStore(db, clock);
-  const admins = new AdminStore(db, clock, schedule);
+  const apiKeys = new ApiKeyStore(db, clock, options.log === undefined ? {} : { log: options.log });
+  const admins = new AdminStore(db, clock, {
+    ...schedule,
+    ...(options.sessionTtlMs === undefined ? {} : { sessionTtlMs: options.sessionTtlMs }),
+  });
   const groups = new DeviceGroupStore(db, { clock, ...schedule });
   const portal = new PortalSettingsStore(db, {
     clock,

@@ -13,13 +13,8 @@ import { migratePostgres } from '../../lib/store/postgres/migrate.ts';
 import { Replica } from '../../lib/store/postgres/replica.ts';
 import type { ReplicatedTable } from '../../lib/store/postgres/schema.ts';
 import { PgSessions } from '../../lib/store/postgres/sessions.ts';
-import type {
-  Box,
-  BoxOptions,
-  ContractStore,
-  SessionFixture,
-  Site,
-} from '../unit/lib/store/contract/site.ts';
+import type { Box, BoxOptions, ContractStore, Site } from '../unit/lib/store/contract/site.ts';
+import { pick } from '../support/pick.ts';
 import { usePostgres } from './postgres.ts';
 
 /**
@@ -29,6 +24,7 @@ import { usePostgres } from './postgres.ts';
  */
 
 export interface PgStore extends ContractStore {
+  sessions: PgSessions;
   apiKeys: PgApiKeys;
   admins: PgAdmins;
   deviceGroups: PgDeviceGroups;
@@ -48,6 +44,10 @@ export interface PgBox extends Box<PgStore> {
 export interface PgBoxOptions extends BoxOptions {
   /** The replica's poll; default 60 s, so a test sees what notifications alone bring. */
   pollMs?: number;
+  /** The replica's staleness log; default its own (10 s). */
+  staleLogMs?: number;
+  /** A session write not committed by then is STORE_UNAVAILABLE; default PgSessions' own. */
+  deadlineMs?: number;
   schedule?: (task: () => void, ms: number) => void;
 }
 
@@ -85,11 +85,19 @@ export function usePgSite(): {
       const boxSql = connect(`doorman-${name}`);
       const logs: string[] = [];
       const log = boxOptions.log ?? ((line: string) => void logs.push(line));
-      const replica = new Replica(boxSql, { log, clock, pollMs: boxOptions.pollMs ?? 60_000 });
+      const replica = new Replica(boxSql, {
+        log,
+        clock,
+        pollMs: boxOptions.pollMs ?? 60_000,
+        ...pick(boxOptions, 'staleLogMs'),
+      });
       cleanups.push(() => replica.close());
       const schedule = boxOptions.schedule === undefined ? {} : { schedule: boxOptions.schedule };
       const passwordFile = boxOptions.passwordFile ?? join(dir, `${name}-bind-password`);
+      const sessions = new PgSessions(boxSql, replica, { clock, ...pick(boxOptions, 'deadlineMs') });
+      cleanups.push(() => sessions.drain());
       const store: PgStore = {
+        sessions,
         apiKeys: new PgApiKeys(boxSql, replica, clock, { log, ...schedule }),
         admins: new PgAdmins(boxSql, replica, clock, pick(boxOptions, 'sessionTtlMs')),
         deviceGroups: new PgDeviceGroups(boxSql, replica, { clock }),
@@ -109,19 +117,9 @@ export function usePgSite(): {
         sync: () => caughtUpWithAll(sql, replica),
       };
     };
-    return { clock, box, sql, sessions: await sessionFixture(sql, clock, cleanups) };
+    return { clock, box, sql };
   };
   return { pg, open };
-}
-
-/** The options of `from` named, those given only (exactOptionalPropertyTypes). */
-function pick<T extends object, K extends keyof T>(
-  from: T,
-  ...keys: K[]
-): { [P in K]?: Exclude<T[P], undefined> } {
-  return Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]])) as {
-    [P in K]?: Exclude<T[P], undefined>;
-  };
 }
 
 /** Until `replica` has applied every table it holds as far as the database has it now. */
@@ -131,27 +129,4 @@ export async function caughtUpWithAll(sql: Sql, replica: Replica): Promise<void>
   await Promise.all(held.map(({ tab, last }) => replica.caughtUp(tab, last, 2000)));
   const behind = held.filter(({ tab, last }) => replica.applied(tab) < last).map(({ tab }) => tab);
   if (behind.length > 0) throw new Error(`the replica did not catch up with ${behind.join(', ')} in 2 s`);
-}
-
-/**
- * The sessions as the splash page and the login API leave them: PgSessions on a box of its own (the site's
- * client), read once its replica has caught up.
- */
-async function sessionFixture(
-  sql: Sql,
-  clock: ManualClock,
-  cleanups: Array<() => Promise<void> | void>,
-): Promise<SessionFixture> {
-  const replica = new Replica(sql, { log: () => undefined, clock, pollMs: 60_000 });
-  cleanups.push(() => replica.close());
-  const sessions = new PgSessions(sql, replica, { clock });
-  await replica.start();
-  return {
-    start: (input) => sessions.start(input),
-    list: async () => {
-      await caughtUpWithAll(sql, replica);
-      return sessions.list();
-    },
-    touch: (seen) => sessions.touch(seen),
-  };
 }

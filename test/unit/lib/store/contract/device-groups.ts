@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceGroupInputError } from '../../../../../lib/store/device-group-rules.ts';
 import type { SessionKey } from '../../../../../lib/store/session-store.ts';
+import type { SessionRepository } from '../../../../../lib/store/store.ts';
 import { rejection } from '../../../../support/thrown.ts';
-import type { ContractStore, OpenSite, SessionFixture } from './site.ts';
+import type { Box, ContractStore, OpenSite } from './site.ts';
 
 /**
  * The Device Groups' contract (DeviceGroupRepository), whichever engine: what DeviceGroupStore's own tests
@@ -10,11 +11,13 @@ import type { ContractStore, OpenSite, SessionFixture } from './site.ts';
  * included.
  */
 
-export function describeDeviceGroups(openSite: OpenSite<Pick<ContractStore, 'deviceGroups'>>): void {
+type Needs = Pick<ContractStore, 'deviceGroups' | 'sessions'>;
+
+export function describeDeviceGroups(openSite: OpenSite<Needs>): void {
   const one = async () => {
     const site = await openSite();
     const box = await site.box();
-    return { site, clock: site.clock, box, groups: box.store.deviceGroups, sessions: site.sessions };
+    return { site, clock: site.clock, box, groups: box.store.deviceGroups, sessions: box.store.sessions };
   };
 
   describe('Device Groups', () => {
@@ -105,13 +108,17 @@ export function describeDeviceGroups(openSite: OpenSite<Pick<ContractStore, 'dev
 
   describe('Usage Agreement sessions follow the active groups', () => {
     const ip = (value: string): SessionKey => ({ kind: 'ip', value });
-    const agree = (sessions: SessionFixture, address: string, group: string) =>
+    const agree = (sessions: SessionRepository, address: string, group: string) =>
       sessions.start({ key: ip(address), username: `agreement:${group}`, source: 'agreement' });
-    const users = async (sessions: SessionFixture) =>
-      Object.fromEntries((await sessions.list()).map((x) => [x.key.value, x.username]));
+    /**
+     * The box's live sessions, without waiting: the box that made the change reads what it did to the
+     * sessions as soon as its write has resolved.
+     */
+    const users = (box: Box<Needs>) =>
+      Object.fromEntries(box.store.sessions.list().map((x) => [x.key.value, x.username]));
 
     it('deactivating a group ends the agreements of its addresses, and only those; the count is returned', async () => {
-      const { groups, sessions } = await one();
+      const { box, groups, sessions } = await one();
       const lab = await groups.create({ name: 'Lab', cidrs: ['10.1.0.0/16'] });
       await groups.create({ name: 'Library', cidrs: ['10.2.0.0/16', '2001:db8::/32'] });
       await agree(sessions, '10.1.0.5', 'Lab');
@@ -133,7 +140,7 @@ export function describeDeviceGroups(openSite: OpenSite<Pick<ContractStore, 'dev
         active: false,
         endedSessions: 2,
       });
-      expect(await users(sessions)).toEqual({
+      expect(users(box)).toEqual({
         '10.1.0.7': 'alice',
         '10.1.0.8': 'bob',
         '10.1.0.9': 'carol',
@@ -143,40 +150,40 @@ export function describeDeviceGroups(openSite: OpenSite<Pick<ContractStore, 'dev
       });
       // Turning it on again starts nothing: the devices accept the policy again.
       expect(await groups.setActive(lab.id, true)).toMatchObject({ endedSessions: 0 });
-      expect(Object.keys(await users(sessions))).not.toContain('10.1.0.5');
+      expect(Object.keys(users(box))).not.toContain('10.1.0.5');
     });
 
     it('new networks end the agreements of addresses left out; removing a group ends the rest', async () => {
-      const { groups, sessions } = await one();
+      const { box, groups, sessions } = await one();
       const lab = await groups.create({ name: 'Lab', cidrs: ['10.1.0.0/16'] });
       await agree(sessions, '10.1.1.5', 'Lab');
       await agree(sessions, '10.1.2.5', 'Lab');
       expect(await groups.update(lab.id, { cidrs: ['10.1.1.0/24'] })).toMatchObject({ endedSessions: 1 });
-      expect(await users(sessions)).toEqual({ '10.1.1.5': 'agreement:Lab' });
+      expect(users(box)).toEqual({ '10.1.1.5': 'agreement:Lab' });
       expect(await groups.remove(lab.id)).toMatchObject({ name: 'Lab', endedSessions: 1 });
-      expect(await users(sessions)).toEqual({});
+      expect(users(box)).toEqual({});
     });
 
     it('an address still in another active group keeps its session, under that group name; a renamed group renames its sessions', async () => {
-      const { groups, sessions } = await one();
+      const { box, groups, sessions } = await one();
       const lab = await groups.create({ name: 'Lab', cidrs: ['10.1.0.0/16'] });
       const campus = await groups.create({ name: 'Campus', cidrs: ['10.0.0.0/8'] });
       await agree(sessions, '10.1.0.5', 'Lab');
       await agree(sessions, '10.3.0.5', 'Campus');
       expect(await groups.remove(lab.id)).toMatchObject({ endedSessions: 0 });
-      expect(await users(sessions)).toEqual({
+      expect(users(box)).toEqual({
         '10.1.0.5': 'agreement:Campus',
         '10.3.0.5': 'agreement:Campus',
       });
       expect(await groups.update(campus.id, { name: 'Whole campus' })).toMatchObject({ endedSessions: 0 });
-      expect(await users(sessions)).toEqual({
+      expect(users(box)).toEqual({
         '10.1.0.5': 'agreement:Whole campus',
         '10.3.0.5': 'agreement:Whole campus',
       });
     });
 
     it('counts only live sessions; a change that fails validation ends nothing', async () => {
-      const { clock, groups, sessions } = await one();
+      const { box, clock, groups, sessions } = await one();
       const lab = await groups.create({ name: 'Lab', cidrs: ['10.1.0.0/16'] });
       await sessions.start({
         key: ip('10.1.0.5'),
@@ -188,7 +195,7 @@ export function describeDeviceGroups(openSite: OpenSite<Pick<ContractStore, 'dev
       await expect(groups.update(lab.id, { cidrs: ['bogus'], active: false })).rejects.toBeInstanceOf(
         DeviceGroupInputError,
       );
-      expect(Object.keys(await users(sessions))).toEqual(['10.1.0.5', '10.1.0.6']);
+      expect(Object.keys(users(box))).toEqual(['10.1.0.5', '10.1.0.6']);
       clock.advance(1000);
       expect(await groups.setActive(lab.id, false)).toMatchObject({ endedSessions: 1 });
     });

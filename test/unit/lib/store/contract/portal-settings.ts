@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../../lib/portal/settings.ts';
 import type { SessionKey } from '../../../../../lib/store/session-store.ts';
-import type { ContractStore, OpenSite, SessionFixture } from './site.ts';
+import type { Box, ContractStore, OpenSite } from './site.ts';
 
 /**
  * The captive portal settings' contract (PortalSettingsRepository), whichever engine: what
@@ -15,13 +15,13 @@ const MINUTE = 60_000;
 /** The sign-in modes need an applied directory: these tests say one is (the last one checks the default). */
 const directoryApplied = () => true;
 
-export function describePortalSettings(
-  openSite: OpenSite<Pick<ContractStore, 'portal' | 'directory'>>,
-): void {
+type Needs = Pick<ContractStore, 'portal' | 'directory' | 'sessions'>;
+
+export function describePortalSettings(openSite: OpenSite<Needs>): void {
   const one = async (options: { leastIdleSeconds?: number } = {}) => {
     const site = await openSite({ now: T0 });
     const box = await site.box({ directoryApplied, ...options });
-    return { site, clock: site.clock, box, portal: box.store.portal, sessions: site.sessions };
+    return { site, clock: site.clock, box, portal: box.store.portal, sessions: box.store.sessions };
   };
 
   describe('portal settings', () => {
@@ -173,8 +173,9 @@ export function describePortalSettings(
     const midnight = (y: number, m: number, d: number) => new Date(y, m - 1, d).getTime();
     const ip = (value: string): SessionKey => ({ kind: 'ip', value });
     const mac = (value: string): SessionKey => ({ kind: 'mac', value });
-    const limits = async (sessions: SessionFixture, key: SessionKey) => {
-      const found = (await sessions.list()).find((x) => x.key.kind === key.kind && x.key.value === key.value);
+    /** A live session's limits as the box that saved has them: at once, once its save has resolved. */
+    const limits = (box: Box<Needs>, key: SessionKey) => {
+      const found = box.store.sessions.find(key);
       return found && { expiresAt: found.expiresAt, idleTimeoutMs: found.idleTimeoutMs };
     };
     const base = (fields: Partial<PortalSettings>): PortalSettings => ({
@@ -184,7 +185,7 @@ export function describePortalSettings(
     });
 
     it('portal and agreement: the new idle limit, and created_at + the new hard limit; API sessions keep theirs', async () => {
-      const { clock, portal, sessions } = await one();
+      const { box, clock, portal, sessions } = await one();
       await sessions.start({
         key: ip('10.0.0.1'),
         username: 'alice',
@@ -210,36 +211,36 @@ export function describePortalSettings(
 
       const saved = await portal.save(base({ idleTimeoutMinutes: 15, hardTimeoutMinutes: 120 }));
       expect(saved).toMatchObject({ ok: true, sessionsUpdated: 2 });
-      expect(await limits(sessions, ip('10.0.0.1'))).toEqual({
+      expect(limits(box, ip('10.0.0.1'))).toEqual({
         expiresAt: T0 + 120 * MINUTE,
         idleTimeoutMs: 15 * MINUTE,
       });
-      expect(await limits(sessions, ip('10.0.0.2'))).toEqual({
+      expect(limits(box, ip('10.0.0.2'))).toEqual({
         expiresAt: T0 + 130 * MINUTE,
         idleTimeoutMs: 15 * MINUTE,
       });
-      expect(await limits(sessions, ip('10.0.0.3'))).toEqual({
+      expect(limits(box, ip('10.0.0.3'))).toEqual({
         expiresAt: T0 + 999 * MINUTE,
         idleTimeoutMs: 5 * MINUTE,
       });
 
       await portal.update({ idleTimeoutMinutes: null, hardTimeoutMinutes: null });
-      expect(await limits(sessions, ip('10.0.0.1'))).toEqual({
+      expect(limits(box, ip('10.0.0.1'))).toEqual({
         expiresAt: undefined,
         idleTimeoutMs: undefined,
       });
-      expect(await limits(sessions, ip('10.0.0.2'))).toEqual({
+      expect(limits(box, ip('10.0.0.2'))).toEqual({
         expiresAt: undefined,
         idleTimeoutMs: undefined,
       });
-      expect(await limits(sessions, ip('10.0.0.3'))).toEqual({
+      expect(limits(box, ip('10.0.0.3'))).toEqual({
         expiresAt: T0 + 999 * MINUTE,
         idleTimeoutMs: 5 * MINUTE,
       });
     });
 
     it('registrations: the start of the new clear date; their address bindings that date and the idle limit (60 min if none)', async () => {
-      const { portal, sessions } = await one();
+      const { box, portal, sessions } = await one();
       await sessions.start({
         key: mac('52:54:00:12:34:56'),
         username: 'carol',
@@ -257,29 +258,29 @@ export function describePortalSettings(
       await portal.save(
         base({ mode: 'registration', idleTimeoutMinutes: 10, registrationClearDate: '2026-04-01' }),
       );
-      expect(await limits(sessions, mac('52:54:00:12:34:56'))).toEqual({
+      expect(limits(box, mac('52:54:00:12:34:56'))).toEqual({
         expiresAt: midnight(2026, 4, 1),
         idleTimeoutMs: undefined,
       });
-      expect(await limits(sessions, ip('fd00::5'))).toEqual({
+      expect(limits(box, ip('fd00::5'))).toEqual({
         expiresAt: midnight(2026, 4, 1),
         idleTimeoutMs: 10 * MINUTE,
       });
 
       await portal.update({ idleTimeoutMinutes: null, registrationClearDate: null });
-      expect(await limits(sessions, mac('52:54:00:12:34:56'))).toEqual({
+      expect(limits(box, mac('52:54:00:12:34:56'))).toEqual({
         expiresAt: undefined,
         idleTimeoutMs: undefined,
       });
       // A binding's end is fixed: a later date (or none) never pushes it back.
-      expect(await limits(sessions, ip('fd00::5'))).toEqual({
+      expect(limits(box, ip('fd00::5'))).toEqual({
         expiresAt: midnight(2026, 4, 1),
         idleTimeoutMs: 60 * MINUTE,
       });
     });
 
     it('a binding with a MAC: a shorter idle limit brings its fixed end forward from its start, a longer one never pushes it back', async () => {
-      const { clock, portal, sessions } = await one();
+      const { box, clock, portal, sessions } = await one();
       await sessions.start({
         key: ip('fd00::5'),
         username: 'carol',
@@ -290,19 +291,19 @@ export function describePortalSettings(
       });
       clock.advance(5 * MINUTE);
       await portal.save(base({ mode: 'registration', idleTimeoutMinutes: 10 }));
-      expect(await limits(sessions, ip('fd00::5'))).toEqual({
+      expect(limits(box, ip('fd00::5'))).toEqual({
         expiresAt: T0 + 10 * MINUTE,
         idleTimeoutMs: 10 * MINUTE,
       });
       await portal.update({ idleTimeoutMinutes: 120 });
-      expect(await limits(sessions, ip('fd00::5'))).toEqual({
+      expect(limits(box, ip('fd00::5'))).toEqual({
         expiresAt: T0 + 10 * MINUTE,
         idleTimeoutMs: 120 * MINUTE,
       });
     });
 
     it('a binding without an end keeps none, whatever the limits', async () => {
-      const { portal, sessions } = await one();
+      const { box, portal, sessions } = await one();
       await sessions.start({
         key: ip('fd00::6'),
         username: 'dave',
@@ -313,14 +314,14 @@ export function describePortalSettings(
       await portal.save(
         base({ mode: 'registration', idleTimeoutMinutes: 10, registrationClearDate: '2026-04-01' }),
       );
-      expect(await limits(sessions, ip('fd00::6'))).toEqual({
+      expect(limits(box, ip('fd00::6'))).toEqual({
         expiresAt: undefined,
         idleTimeoutMs: 10 * MINUTE,
       });
     });
 
     it('a shorter hard limit ends a session older than it at once', async () => {
-      const { clock, portal, sessions } = await one();
+      const { box, clock, portal, sessions } = await one();
       await sessions.start({
         key: ip('10.0.0.1'),
         username: 'alice',
@@ -329,11 +330,11 @@ export function describePortalSettings(
       });
       clock.advance(90 * MINUTE);
       await portal.save(base({ hardTimeoutMinutes: 60 }));
-      expect(await limits(sessions, ip('10.0.0.1'))).toBeUndefined();
+      expect(limits(box, ip('10.0.0.1'))).toBeUndefined();
     });
 
     it('a longer limit never brings back a session that has ended by the old one', async () => {
-      const { clock, portal, sessions } = await one();
+      const { box, clock, portal, sessions } = await one();
       await sessions.start({
         key: ip('10.0.0.1'),
         username: 'hard',
@@ -364,42 +365,42 @@ export function describePortalSettings(
       await portal.save(
         base({ idleTimeoutMinutes: 120, hardTimeoutMinutes: null, registrationClearDate: '2026-12-01' }),
       );
-      expect(await limits(sessions, ip('10.0.0.1'))).toBeUndefined();
-      expect(await limits(sessions, mac('52:54:00:12:34:56'))).toBeUndefined();
+      expect(limits(box, ip('10.0.0.1'))).toBeUndefined();
+      expect(limits(box, mac('52:54:00:12:34:56'))).toBeUndefined();
       // Idle past its limit by what the store knows: keeps the limit it had; a live one gets the longer one.
-      expect(await limits(sessions, ip('10.0.0.2'))).toEqual({
+      expect(limits(box, ip('10.0.0.2'))).toEqual({
         expiresAt: undefined,
         idleTimeoutMs: 10 * MINUTE,
       });
-      expect(await limits(sessions, ip('10.0.0.3'))).toEqual({
+      expect(limits(box, ip('10.0.0.3'))).toEqual({
         expiresAt: undefined,
         idleTimeoutMs: 120 * MINUTE,
       });
       await portal.update({ idleTimeoutMinutes: null });
-      expect(await limits(sessions, ip('10.0.0.2'))).toEqual({
+      expect(limits(box, ip('10.0.0.2'))).toEqual({
         expiresAt: undefined,
         idleTimeoutMs: 10 * MINUTE,
       });
-      expect(await limits(sessions, ip('10.0.0.3'))).toEqual({
+      expect(limits(box, ip('10.0.0.3'))).toEqual({
         expiresAt: undefined,
         idleTimeoutMs: undefined,
       });
     });
 
     it('a clear date that has passed leaves the registrations made since without an end', async () => {
-      const { clock, portal, sessions } = await one();
+      const { box, clock, portal, sessions } = await one();
       await portal.save(base({ mode: 'registration', registrationClearDate: '2026-03-11' }));
       clock.set(midnight(2026, 3, 20));
       await sessions.start({ key: mac('52:54:00:12:34:56'), username: 'carol', source: 'registration' });
       expect(await portal.update({ policyText: 'Be kind.' })).toMatchObject({ ok: true });
-      expect(await limits(sessions, mac('52:54:00:12:34:56'))).toEqual({
+      expect(limits(box, mac('52:54:00:12:34:56'))).toEqual({
         expiresAt: undefined,
         idleTimeoutMs: undefined,
       });
     });
 
     it('a save with problems changes no session', async () => {
-      const { portal, sessions } = await one();
+      const { box, portal, sessions } = await one();
       await sessions.start({
         key: ip('10.0.0.1'),
         username: 'alice',
@@ -408,7 +409,7 @@ export function describePortalSettings(
       });
       const result = await portal.save(base({ idleTimeoutMinutes: 5, hardTimeoutMinutes: 0 }));
       expect(result.ok).toBe(false);
-      expect(await limits(sessions, ip('10.0.0.1'))).toEqual({
+      expect(limits(box, ip('10.0.0.1'))).toEqual({
         expiresAt: undefined,
         idleTimeoutMs: 60 * MINUTE,
       });

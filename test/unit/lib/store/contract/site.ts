@@ -1,16 +1,19 @@
 import type { ManualClock } from '../../../../../lib/clock.ts';
 import type { Log } from '../../../../../lib/log.ts';
-import type { Session, StartSession } from '../../../../../lib/store/session-store.ts';
 import type { Store } from '../../../../../lib/store/store.ts';
 
 /**
  * What the store contract suites (one file a repository beside this one) run against: a site of one or more
  * boxes sharing one store, whichever the engine. Each suite is a function taking `OpenSite`; an engine's test
- * file calls it with its own (test/harness/pg-site.ts for PostgreSQL) and adds what only that engine has.
+ * files call every suite with its own (test/harness/sqlite-site.ts for SQLite, one file; test/harness/pg-site.ts
+ * for PostgreSQL, a file a repository) and add what only that engine has.
  */
 
 /** The repositories the suites exercise. */
-export type ContractStore = Pick<Store, 'apiKeys' | 'admins' | 'deviceGroups' | 'portal' | 'directory'>;
+export type ContractStore = Pick<
+  Store,
+  'sessions' | 'apiKeys' | 'admins' | 'deviceGroups' | 'portal' | 'directory'
+>;
 
 export interface BoxOptions {
   /** The directory's bind password file of this box (each box has its own). Default: one per box. */
@@ -32,22 +35,10 @@ export interface Box<S extends Partial<ContractStore> = ContractStore> {
   sync(): Promise<void>;
 }
 
-/**
- * The sessions as the splash page and the login API leave them: a stand-in for the session repository, so
- * the suites can check what Device Group changes and portal saves do to them.
- */
-export interface SessionFixture {
-  start(input: StartSession): Promise<Session>;
-  /** Every live session (by hard expiry), ordered by key kind and key. */
-  list(): Promise<Session[]>;
-  touch(seen: ReadonlyMap<number, number>): Promise<void>;
-}
-
 export interface Site<S extends Partial<ContractStore> = ContractStore> {
   /** Every box of the site reads this clock. */
   readonly clock: ManualClock;
   box(options?: BoxOptions): Promise<Box<S>>;
-  readonly sessions: SessionFixture;
 }
 
 /** A fresh, empty site for one test; `now` the clock's start (default 2026-01-01). */

@@ -35,12 +35,12 @@ describe('PgDeviceGroups (a real PostgreSQL 15)', { timeout: 30_000 }, () => {
     const box = await site.box();
     const lab = await box.store.deviceGroups.create({ name: 'Lab', cidrs: ['10.1.0.0/16'] });
     const campus = await box.store.deviceGroups.create({ name: 'Campus', cidrs: ['10.0.0.0/8'] });
-    const kept = await site.sessions.start({
+    const kept = await box.store.sessions.start({
       key: { kind: 'ip', value: '10.3.0.5' },
       username: 'agreement:Campus',
       source: 'agreement',
     });
-    const ended = await site.sessions.start({
+    const ended = await box.store.sessions.start({
       key: { kind: 'ip', value: '10.1.0.5' },
       username: 'agreement:Lab',
       source: 'agreement',

@@ -33,13 +33,13 @@ describe('PgPortalSettings (a real PostgreSQL 15)', { timeout: 30_000 }, () => {
   it('the row and every session a save changes are stamped: settings first, then sessions', async () => {
     const site = await open({ now: T0 });
     const box = await site.box({ directoryApplied });
-    const alice = await site.sessions.start({
+    const alice = await box.store.sessions.start({
       key: { kind: 'ip', value: '10.0.0.1' },
       username: 'alice',
       source: 'portal',
       idleTimeoutMs: 60 * MINUTE,
     });
-    const bob = await site.sessions.start({
+    const bob = await box.store.sessions.start({
       key: { kind: 'ip', value: '10.0.0.2' },
       username: 'bob',
       source: 'api',
