@@ -72,6 +72,12 @@ function rows(records: readonly Rec[]): Row[] {
       value: f('driver_cpu_us_per_login'),
     },
     {
+      title: "the writing process's longest GC pause during the logins, ms",
+      figure: 'logins',
+      value: f('gc.max_ms'),
+      digits: 1,
+    },
+    {
       title: `A→B: B holds a login, after A's answer, p50, ms (A at ${visRate}/s)`,
       figure: 'visibility',
       value: f('answered_to_b_ms.p50'),
@@ -89,6 +95,24 @@ function rows(records: readonly Rec[]): Row[] {
       title: 'A→B: from A being asked, p99, ms',
       figure: 'visibility',
       value: f('asked_to_b_ms.p99'),
+      digits: 1,
+    },
+    {
+      title: "A→B: box A's own login p99 meanwhile, ms",
+      figure: 'visibility',
+      value: f('a_login_p99_ms'),
+      digits: 1,
+    },
+    {
+      title: 'A→B: longest GC pause of box A meanwhile, ms',
+      figure: 'visibility',
+      value: f('a_gc.max_ms'),
+      digits: 1,
+    },
+    {
+      title: 'A→B: longest GC pause of box B meanwhile, ms',
+      figure: 'visibility',
+      value: f('b_gc.max_ms'),
       digits: 1,
     },
     {

@@ -233,6 +233,8 @@ async function main(): Promise<void> {
       a_logins: vis.a_logins.logins,
       a_login_p99_ms: vis.a_logins.lat_ms.p99,
       a_errors: vis.a_logins.errors,
+      a_gc: vis.a_gc,
+      b_gc: vis.b_gc,
     },
   );
 
