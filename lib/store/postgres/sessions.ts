@@ -219,7 +219,11 @@ async function upsert(tx: Tx, context: Context, input: StartSession): Promise<Se
   const lifetimeEnd = input.lifetimeMs === undefined ? undefined : now + input.lifetimeMs;
   const expiresAt =
     lifetimeEnd === undefined ? input.expiresAt : Math.min(input.expiresAt ?? lifetimeEnd, lifetimeEnd);
+  // The row replaced (if any) is recorded as deleted: a box whose copy still holds it, and whose next delta
+  // brings no row for the key (the new one ended too meanwhile), must still drop it.
   const [row] = await tx<SessionRow[]>`
+    WITH replaced AS (SELECT id FROM sessions WHERE key_kind = ${input.key.kind} AND key = ${input.key.value}),
+      recorded AS (INSERT INTO session_deletions (id, change, at) SELECT id, ${change}, ${now} FROM replaced)
     INSERT INTO sessions
       (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout, mac, change)
     VALUES (${input.key.kind}, ${input.key.value}, ${input.username}, ${input.source}, ${now}, ${now},

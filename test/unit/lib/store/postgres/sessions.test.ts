@@ -39,6 +39,21 @@ describe('PgSessions (a real PostgreSQL 15)', { timeout: 30_000 }, () => {
     expect(await site.sql`SELECT DISTINCT change FROM sessions`).toEqual([{ change: before + 1 }]);
   });
 
+  it('a login again then a logout between two catch-ups of B: B drops the first session too (the replaced row is recorded)', async () => {
+    const site = await open({ now: T0 });
+    const [a, b] = [await site.box(), await site.box()];
+    await a.store.sessions.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    await eventually(() => expect(b.store.sessions.find(ip('10.0.0.5'))?.username).toBe('alice'));
+    // One transaction: bob replaces alice, then the key is logged out.
+    await Promise.all([
+      a.store.sessions.start({ key: ip('10.0.0.5'), username: 'bob', source: 'api' }),
+      a.store.sessions.end(ip('10.0.0.5')),
+    ]);
+    await a.replica.catchUp();
+    await eventually(() => expect(b.replica.applied('sessions')).toBe(a.replica.applied('sessions')));
+    expect(b.store.sessions.find(ip('10.0.0.5'))).toBeUndefined();
+  });
+
   it('a box whose deletions were pruned past it loads everything again (a delta would keep the ended session)', async () => {
     const site = await open({ now: T0 });
     const [a, b] = [await site.box(), await site.box()];
