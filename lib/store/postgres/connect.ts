@@ -22,6 +22,8 @@ export interface ConnectOptions {
   max?: number;
   /** Seconds to give up connecting to one host (then the next is tried). */
   connectTimeoutSeconds?: number;
+  /** statement_timeout of every statement, ms (a replica's full load sets its own, larger, one). */
+  statementTimeoutMs?: number;
   /** Server notices and connection trouble, one line each (never a password: the library's messages hold none). */
   log?: (line: string) => void;
 }
@@ -78,7 +80,14 @@ export function connectPostgres(settings: PostgresSettings, options: ConnectOpti
     // box stale that long after PostgreSQL is back. At most a second, with some jitter between boxes.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5 + Math.random() * 0.5),
     ...(passwordFile === null ? {} : { password: () => readPasswordFile(passwordFile) }),
-    connection: { application_name: options.applicationName },
+    // Bounds the server enforces, whatever the client does: a statement waiting on a lock (another box's
+    // transaction) gives up with the web app's deadline instead of committing after it answered 503, and a
+    // transaction whose client has gone silent is rolled back rather than holding its locks.
+    connection: {
+      application_name: options.applicationName,
+      statement_timeout: options.statementTimeoutMs ?? 5000,
+      idle_in_transaction_session_timeout: 10_000,
+    },
     types: {
       bigint: {
         to: 20,

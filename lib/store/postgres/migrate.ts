@@ -27,6 +27,8 @@ const tooNew = (found: number) =>
  */
 export async function migratePostgres(sql: Sql): Promise<{ from: number; to: number }> {
   return sql.begin(async (tx) => {
+    // A migration may rewrite a big table, and waits for another box's: no statement_timeout (connect.ts) here.
+    await tx`SELECT set_config('statement_timeout', '0', true)`;
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
     await tx`CREATE TABLE IF NOT EXISTS doorman_schema (
       one      boolean PRIMARY KEY DEFAULT true CHECK (one),

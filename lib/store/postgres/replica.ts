@@ -162,6 +162,8 @@ export class Replica {
 
   async #read(): Promise<void> {
     const reading = this.#sql.begin('isolation level repeatable read read only', async (tx) => {
+      // A full load of a million rows may take longer than a write may (connect.ts): its own bound.
+      await tx`SELECT set_config('statement_timeout', ${String(this.#readTimeoutMs)}, true)`;
       const rows = await tx<({ tab: ReplicatedTable } & Counter)[]>`SELECT tab, last, pruned FROM changes`;
       const out: Array<{ tab: ReplicatedTable; last: number; apply: () => void }> = [];
       for (const row of rows) {

@@ -1,6 +1,8 @@
+import postgres from 'postgres';
 import { DoormanError } from '../../errors.ts';
 import type { Sql, Tx } from './connect.ts';
 import type { SessionRow } from './session-table.ts';
+import { isUnavailable } from './write.ts';
 
 /** What one write did to the sessions, for this process's copy (applied at once, see SessionTable). */
 export interface Effect<T> {
@@ -38,28 +40,35 @@ export interface WriteBatchOptions<C> {
 
 /** An error of PostgreSQL about the statement itself (a constraint, a bad value): the write's own fault. */
 const isStatementError = (error: unknown): boolean =>
-  error instanceof Error &&
-  error.name === 'PostgresError' &&
-  !/^(?:08|57P|53)/.test(String((error as { code?: unknown }).code));
+  error instanceof postgres.PostgresError && !isUnavailable(error);
 
 /**
- * Group commit for PostgreSQL: the writes asked for while the previous transaction runs share one transaction and one
- * change number (one NOTIFY), which is what makes tens of thousands of logins a second possible: notifying
- * commits serialise on a global lock in PostgreSQL, so their number must stay small (issue 15's figures). Writes
- * run in the order asked. When a write fails on its own account (a constraint), the batch is rolled back and each
- * write runs again alone, so only that one fails. When PostgreSQL cannot be reached, or does not commit within
- * the deadline, they all fail with STORE_UNAVAILABLE: nobody is told "done" for a write no other box can see.
+ * Group commit for PostgreSQL: the writes asked for while the previous transaction runs share one transaction
+ * and one change number (one NOTIFY), which is what makes tens of thousands of logins a second possible:
+ * notifying commits serialise on a global lock in PostgreSQL, so their number must stay small (issue 15's
+ * figures). Writes run in the order asked, one transaction at a time: the next starts only once the one before
+ * has really ended (committed or rolled back), so a write is never overtaken. When a write fails on its own
+ * account (a constraint), the batch is rolled back and each write runs again alone, so only that one fails.
+ *
+ * Deadlines: a write not confirmed within `deadlineMs` is answered STORE_UNAVAILABLE (the web app's 503), and
+ * its transaction then rolls back instead of committing (the server bounds every statement too,
+ * statement_timeout in connect.ts, so a statement stuck on another box's lock hands control back). Writes that
+ * wait behind a transaction that does not end are refused once they have waited the deadline.
  */
 export class WriteBatch<C> {
   readonly #options: WriteBatchOptions<C>;
+  readonly #deadlineMs: number;
   #queue: Pending<C>[] = [];
   /** A flush is due at the next turn. */
   #scheduled = false;
-  /** The transaction under way: writes asked for meanwhile wait for it and go in the next, together. */
+  /** The transaction under way (until it really ends): writes asked for meanwhile go in the next, together. */
   #committing: Promise<void> | undefined;
+  /** While a transaction does not end: refuses the writes behind it that waited their deadline. */
+  #sweep: NodeJS.Timeout | undefined;
 
   constructor(options: WriteBatchOptions<C>) {
     this.#options = options;
+    this.#deadlineMs = options.deadlineMs ?? 5000;
   }
 
   /** `needs`: a lock the write needs taken first (begin gets them all, one batch's writes together). */
@@ -76,83 +85,108 @@ export class WriteBatch<C> {
     });
   }
 
-  /** Resolves once every write asked for so far has been answered. */
+  /** Resolves once every write asked for so far has been answered and its transaction has ended. */
   async drain(): Promise<void> {
     while (this.#queue.length > 0 || this.#scheduled || this.#committing !== undefined) {
       await (this.#committing ?? new Promise((resolve) => setImmediate(resolve)));
     }
   }
 
-  /**
-   * One transaction at a time: the next starts when the one under way has ended, with every write asked for
-   * meanwhile (each web request arrives in a turn of its own; waiting for the commit, not for the turn, is
-   * what puts hundreds of logins in one transaction under load, and costs one login alone nothing).
-   */
   #schedule(): void {
-    if (this.#scheduled || this.#committing !== undefined) return;
+    if (this.#committing !== undefined) {
+      this.#sweep ??= setTimeout(() => {
+        this.#sweep = undefined;
+        this.#expire();
+        if (this.#queue.length > 0) this.#schedule();
+      }, this.#deadlineMs / 4);
+      return;
+    }
+    if (this.#scheduled) return;
     this.#scheduled = true;
     setImmediate(() => this.#flush());
   }
 
-  #flush(): void {
-    this.#scheduled = false;
-    const deadlineMs = this.#options.deadlineMs ?? 5000;
+  /** Refuse the writes that have waited their whole deadline without their transaction starting. */
+  #expire(): void {
     const now = Date.now();
-    // Writes that waited their whole deadline behind a transaction that would not end are refused now.
-    const expired = this.#queue.filter((item) => now - item.since >= deadlineMs);
-    if (expired.length > 0) {
-      this.#queue = this.#queue.filter((item) => now - item.since < deadlineMs);
-      const error = new DoormanError(
-        'STORE_UNAVAILABLE',
-        `PostgreSQL did not commit within ${deadlineMs} ms`,
-      );
-      for (const item of expired) item.reject(error);
-    }
-    const batch = this.#queue.splice(0, this.#options.maxWrites ?? 5000);
-    if (batch.length === 0) return;
-    this.#committing = this.#commit(batch)
-      .catch(async (error: unknown) => {
-        if (!isStatementError(error) || batch.length === 1) {
-          for (const item of batch) item.reject(unavailable(error));
-          return;
-        }
-        // Someone's write failed on its own account: each alone, in order, so only that one fails.
-        for (const item of batch)
-          await this.#commit([item]).catch((e: unknown) => item.reject(unavailable(e)));
-      })
-      .finally(() => {
-        this.#committing = undefined;
-        if (this.#queue.length > 0) this.#schedule();
-      });
+    const expired = this.#queue.filter((item) => now - item.since >= this.#deadlineMs);
+    if (expired.length === 0) return;
+    this.#queue = this.#queue.filter((item) => now - item.since < this.#deadlineMs);
+    const error = new DoormanError(
+      'STORE_UNAVAILABLE',
+      `PostgreSQL store: a write before this one has not ended within ${this.#deadlineMs} ms; nothing was written`,
+    );
+    for (const item of expired) item.reject(error);
   }
 
-  async #commit(batch: readonly Pending<C>[]): Promise<void> {
-    const { sql, begin, committed } = this.#options;
-    let timer: NodeJS.Timeout | undefined;
-    const deadlineMs = this.#options.deadlineMs ?? 5000;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(new DoormanError('STORE_UNAVAILABLE', `PostgreSQL did not commit within ${deadlineMs} ms`)),
-        deadlineMs,
-      );
+  #flush(): void {
+    this.#scheduled = false;
+    this.#expire();
+    const batch = this.#queue.splice(0, this.#options.maxWrites ?? 5000);
+    if (batch.length === 0) return;
+    this.#committing = this.#run(batch).finally(() => {
+      this.#committing = undefined;
+      clearTimeout(this.#sweep);
+      this.#sweep = undefined;
+      if (this.#queue.length > 0) this.#schedule();
     });
+  }
+
+  /** One batch to its end: answered when committed, or at the deadline; the promise ends with the transaction. */
+  async #run(batch: readonly Pending<C>[]): Promise<void> {
+    let answered = false;
+    const timer = setTimeout(() => {
+      answered = true;
+      const error = new DoormanError(
+        'STORE_UNAVAILABLE',
+        `PostgreSQL store: the write was not confirmed within ${this.#deadlineMs} ms`,
+      );
+      for (const item of batch) item.reject(error);
+    }, this.#deadlineMs);
     try {
-      const { context, effects } = await Promise.race([
-        sql.begin(async (tx) => {
-          const needs = new Set(batch.flatMap((item) => (item.needs === undefined ? [] : [item.needs])));
-          const context = await begin(tx, needs);
-          const effects: Effect<unknown>[] = [];
-          for (const item of batch) effects.push(await item.write(tx, context));
-          return { context, effects };
-        }),
-        deadline,
-      ]);
-      committed(context, effects);
-      batch.forEach((item, i) => item.resolve(effects[i]?.value));
+      const { context, effects } = await this.#transaction(batch, () => answered);
+      // What committed is this process's own to know, answered or not.
+      this.#options.committed(context, effects);
+      if (!answered) batch.forEach((item, i) => item.resolve(effects[i]?.value));
+    } catch (error) {
+      if (answered) return;
+      if (!isStatementError(error) || batch.length === 1) {
+        for (const item of batch) item.reject(unavailable(error));
+        return;
+      }
+      clearTimeout(timer);
+      // Someone's write failed on its own account: each alone, in order, so only that one fails.
+      for (const item of batch) await this.#run([item]);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * The batch in one transaction. Once its writers have been answered 503 (`late`), it rolls back instead of
+   * committing: a write answered "not saved" must not land afterwards. Only a deadline passing during COMMIT
+   * itself can still let one land (PostgreSQL gone silent at that moment).
+   */
+  #transaction(
+    batch: readonly Pending<C>[],
+    late: () => boolean,
+  ): Promise<{ context: C; effects: Effect<unknown>[] }> {
+    const { sql, begin } = this.#options;
+    const tooLate = () => {
+      if (late())
+        throw new DoormanError('STORE_UNAVAILABLE', 'PostgreSQL store: past the deadline, rolled back');
+    };
+    return sql.begin(async (tx) => {
+      const needs = new Set(batch.flatMap((item) => (item.needs === undefined ? [] : [item.needs])));
+      const context = await begin(tx, needs);
+      const effects: Effect<unknown>[] = [];
+      for (const item of batch) {
+        tooLate();
+        effects.push(await item.write(tx, context));
+      }
+      tooLate();
+      return { context, effects };
+    }) as Promise<{ context: C; effects: Effect<unknown>[] }>;
   }
 }
 

@@ -28,6 +28,8 @@ const UNAVAILABLE_STATES = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now (starting up, shutting down, in recovery)
   '25006', // read_only_sql_transaction: a standby, after a failover, before target_session_attrs finds the primary
+  '57014', // query_canceled: statement_timeout (connect.ts), a statement that waited too long for a lock
+  '55P03', // lock_not_available: lock_timeout
 ]);
 
 /** The library's own connection codes, and the socket's. */

@@ -44,6 +44,39 @@ describe('WriteBatch (group commit on PostgreSQL)', { timeout: 30_000 }, () => {
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
   });
 
+  it('a write answered 503 while another transaction holds its lock is rolled back, never committed later', async () => {
+    const sql = connectPostgres({ url: pg.url, passwordFile: pg.passwordFile }, { applicationName: 't' });
+    clients.push(sql);
+    await sql`CREATE TABLE marks (n int)`;
+    const writes = new WriteBatch<null>({
+      sql,
+      deadlineMs: 500,
+      begin: async (tx) => {
+        await tx`LOCK TABLE marks IN EXCLUSIVE MODE`;
+        return null;
+      },
+      committed: () => undefined,
+    });
+    const holder = connectPostgres({ url: pg.url, passwordFile: pg.passwordFile }, { applicationName: 'h' });
+    clients.push(holder);
+    let release: () => void = () => undefined;
+    const held = holder.begin(async (tx) => {
+      await tx`LOCK TABLE marks IN EXCLUSIVE MODE`;
+      // Let go a little after the writer's deadline, well before the server's statement_timeout.
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const write = writes.run(async (tx) => {
+      await tx`INSERT INTO marks VALUES (1)`;
+      return { value: 1 };
+    });
+    expect(await rejection(write)).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    release();
+    await held;
+    await writes.drain();
+    expect(await sql`SELECT n FROM marks`).toEqual([]);
+  });
+
   it('a write that waited its deadline behind a transaction that does not end is refused, and the next goes through', async () => {
     const { write, writes } = batch(400);
     await write();
