@@ -7,8 +7,8 @@ import type { PostgresBox } from '../../lib/store/postgres/store.ts';
 import { SessionLookup, type LookupStore } from '../session-lookup.ts';
 import type { SessionService } from './session-service.ts';
 
-/** "Last seen" times per flush (a statement of PgSessions holds at most 2,000 of them). */
-const SEEN_PER_FLUSH = 20_000;
+/** "Last seen" times taken from the lookup per flush (written in statements of 2,000, one write at a time). */
+const SEEN_PER_FLUSH = 5000;
 /** Between tries to load the sessions while PostgreSQL cannot be reached. */
 const LOAD_RETRY_MS = 1000;
 /** A failed load is logged at most this often. */
@@ -42,16 +42,22 @@ export function createPgSessionService(options: PgSessionServiceOptions): Sessio
   const sessions = new PgSessions(sql, replica, { clock });
   /** Sightings whose write failed, merged into the next flush (the later time wins). */
   const unwritten = new Map<number, number>();
+  /** The "last seen" write under way: one at a time, so sightings never pile into one long transaction. */
+  let touching: Promise<void> | undefined;
   const source: LookupStore = {
     find: (key) => sessions.find(key),
     dataVersion: () => sessions.changeStamp(),
     touch(seen) {
       for (const [id, at] of seen) unwritten.set(id, Math.max(at, unwritten.get(id) ?? 0));
+      if (touching !== undefined || unwritten.size === 0) return;
       const batch = new Map(unwritten);
       unwritten.clear();
-      void sessions.touch(batch).catch(() => {
-        for (const [id, at] of batch) unwritten.set(id, Math.max(at, unwritten.get(id) ?? 0));
-      });
+      touching = sessions
+        .touch(batch)
+        .catch(() => {
+          for (const [id, at] of batch) unwritten.set(id, Math.max(at, unwritten.get(id) ?? 0));
+        })
+        .finally(() => (touching = undefined));
     },
   };
   const lookup = new SessionLookup(source, clock);
@@ -101,7 +107,10 @@ export function createPgSessionService(options: PgSessionServiceOptions): Sessio
       stopped = true;
       flushSeen(true);
       if (unwritten.size > 0) source.touch(new Map());
-      await Promise.race([sessions.drain(), new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS))]);
+      await Promise.race([
+        touching?.then(() => source.touch(new Map())).then(() => sessions.drain()) ?? sessions.drain(),
+        new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS)),
+      ]);
       await options.box.close(CLOSE_GRACE_MS);
     },
   };

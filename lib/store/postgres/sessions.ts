@@ -119,22 +119,25 @@ export class PgSessions implements SessionRepository {
     ip: string,
     settings: Pick<PortalSettings, 'idleTimeoutMinutes' | 'hardTimeoutMinutes'>,
   ): Promise<{ session: Session; group: DeviceGroup } | undefined> {
-    return this.#batch.run(async (tx, context) => {
-      // The batch holds the Device Groups' counter row shared (see begin): these are the committed groups.
-      const groups = await tx<
-        GroupRow[]
-      >`SELECT id, name, cidrs, active FROM device_groups WHERE active ORDER BY id`;
-      const holding = groups.find((g) => new CidrSet(g.cidrs).has(ip));
-      if (holding === undefined) return { value: undefined };
-      const row = await upsert(tx, context, agreementSession(ip, holding.name, settings, context.now));
-      const group: DeviceGroup = {
-        id: holding.id,
-        name: holding.name,
-        cidrs: holding.cidrs,
-        active: holding.active,
-      };
-      return { value: { session: toSession(row), group }, rows: [row] };
-    }, 'device_groups');
+    return this.#batch.run(
+      async (tx, context) => {
+        // The batch holds the Device Groups' counter row shared (see begin): these are the committed groups.
+        const groups = await tx<
+          GroupRow[]
+        >`SELECT id, name, cidrs, active FROM device_groups WHERE active ORDER BY id`;
+        const holding = groups.find((g) => new CidrSet(g.cidrs).has(ip));
+        if (holding === undefined) return { value: undefined };
+        const row = await upsert(tx, context, agreementSession(ip, holding.name, settings, context.now));
+        const group: DeviceGroup = {
+          id: holding.id,
+          name: holding.name,
+          cidrs: holding.cidrs,
+          active: holding.active,
+        };
+        return { value: { session: toSession(row), group }, rows: [row] };
+      },
+      { needs: 'device_groups' },
+    );
   }
 
   end(key: SessionKey): Promise<Session | undefined> {
@@ -164,22 +167,26 @@ export class PgSessions implements SessionRepository {
    * this change number, so every box's replica learns the sighting (idleness is judged across all boxes).
    */
   touch(seen: ReadonlyMap<number, number>): Promise<void> {
-    if (seen.size === 0) return Promise.resolve();
     const entries = [...seen];
-    return this.#batch.run(async (tx, context) => {
-      const rows: SessionRow[] = [];
-      for (let i = 0; i < entries.length; i += SEEN_PER_STATEMENT) {
-        const chunk = entries.slice(i, i + SEEN_PER_STATEMENT);
-        rows.push(
-          ...(await tx<SessionRow[]>`
-            UPDATE sessions SET last_seen = t.seen, change = ${context.change}
-            FROM unnest(${chunk.map(([id]) => id)}::bigint[], ${chunk.map(([, at]) => at)}::bigint[]) AS t(id, seen)
-            WHERE sessions.id = t.id AND t.seen > sessions.last_seen
-            RETURNING sessions.*`),
-        );
-      }
-      return { value: undefined, rows };
-    });
+    const chunks: Promise<void>[] = [];
+    // A write per statement's worth: a transaction takes as many as keep it short (WriteBatch's maxRows).
+    for (let i = 0; i < entries.length; i += SEEN_PER_STATEMENT) {
+      const chunk = entries.slice(i, i + SEEN_PER_STATEMENT);
+      chunks.push(
+        this.#batch.run(
+          async (tx, context) => {
+            const rows = await tx<SessionRow[]>`
+              UPDATE sessions SET last_seen = t.seen, change = ${context.change}
+              FROM unnest(${chunk.map(([id]) => id)}::bigint[], ${chunk.map(([, at]) => at)}::bigint[]) AS t(id, seen)
+              WHERE sessions.id = t.id AND t.seen > sessions.last_seen
+              RETURNING sessions.*`;
+            return { value: undefined, rows };
+          },
+          { rows: chunk.length },
+        ),
+      );
+    }
+    return Promise.all(chunks).then(() => undefined);
   }
 
   /** Delete what is past its hard expiry, and the deletions older than DELETIONS_KEPT_MS. */

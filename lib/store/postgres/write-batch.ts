@@ -22,6 +22,8 @@ interface Pending<C> {
   needs: string | undefined;
   /** When it was asked for (ms): it is refused once it has waited the deadline. */
   since: number;
+  /** Rows it writes, about: a transaction takes writes up to maxRows of them. */
+  rows: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -34,8 +36,8 @@ export interface WriteBatchOptions<C> {
   committed: (context: C, effects: readonly Effect<unknown>[]) => void;
   /** A write not committed by then fails with STORE_UNAVAILABLE (the web app's 503), ms. */
   deadlineMs?: number;
-  /** Writes per transaction at most; the rest go in the next. */
-  maxWrites?: number;
+  /** Rows per transaction at most (each write says about how many it writes); the rest go in the next. */
+  maxRows?: number;
 }
 
 /** An error of PostgreSQL about the statement itself (a constraint, a bad value): the write's own fault. */
@@ -71,12 +73,17 @@ export class WriteBatch<C> {
     this.#deadlineMs = options.deadlineMs ?? 5000;
   }
 
-  /** `needs`: a lock the write needs taken first (begin gets them all, one batch's writes together). */
-  run<T>(write: Write<C, T>, needs?: string): Promise<T> {
+  /**
+   * `needs`: a lock the write needs taken first (begin gets them all, one batch's writes together); `rows`:
+   * about how many rows it writes (a transaction holds the change number's lock for as long as it runs: it
+   * must stay short, however many writes wait).
+   */
+  run<T>(write: Write<C, T>, options: { needs?: string; rows?: number } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
         write,
-        needs,
+        needs: options.needs,
+        rows: options.rows ?? 1,
         since: Date.now(),
         resolve: resolve as (value: unknown) => void,
         reject,
@@ -122,7 +129,13 @@ export class WriteBatch<C> {
   #flush(): void {
     this.#scheduled = false;
     this.#expire();
-    const batch = this.#queue.splice(0, this.#options.maxWrites ?? 5000);
+    const maxRows = this.#options.maxRows ?? 5000;
+    let count = 0;
+    for (let rows = 0; count < this.#queue.length; count++) {
+      rows += this.#queue[count]?.rows ?? 1;
+      if (rows > maxRows && count > 0) break;
+    }
+    const batch = this.#queue.splice(0, count);
     if (batch.length === 0) return;
     this.#committing = this.#run(batch).finally(() => {
       this.#committing = undefined;

@@ -44,6 +44,15 @@ describe('WriteBatch (group commit on PostgreSQL)', { timeout: 30_000 }, () => {
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
   });
 
+  it('a transaction takes writes up to maxRows rows ("last seen" by the thousand never makes one long transaction)', async () => {
+    const { writes, committed } = batch();
+    const big = () => writes.run(async (_tx, context) => ({ value: context.xid }), { rows: 2000 });
+    const xids = await Promise.all([big(), big(), big(), big(), big()]);
+    // 10,000 rows, at most 5,000 a transaction: two writes, two, then one; never all in one.
+    expect(new Set(xids).size).toBeGreaterThanOrEqual(3);
+    expect(committed.length).toBe(new Set(xids).size);
+  });
+
   it('a write answered 503 while another transaction holds its lock is rolled back, never committed later', async () => {
     const sql = connectPostgres({ url: pg.url, passwordFile: pg.passwordFile }, { applicationName: 't' });
     clients.push(sql);
