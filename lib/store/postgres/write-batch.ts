@@ -24,6 +24,8 @@ interface Pending<C> {
   since: number;
   /** Rows it writes, about: a transaction takes writes up to maxRows of them. */
   rows: number;
+  /** Writes of one kind next to each other run as one statement (WriteBatchOptions.merged). */
+  merge: { kind: string; input: unknown } | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -38,6 +40,12 @@ export interface WriteBatchOptions<C> {
   deadlineMs?: number;
   /** Rows per transaction at most (each write says about how many it writes); the rest go in the next. */
   maxRows?: number;
+  /**
+   * Writes of a kind that can run as one statement (logins: one multi-row upsert), by kind: given the inputs of
+   * writes next to each other in the batch, their effects, in order. A round trip a write is what would limit
+   * a batch, not PostgreSQL.
+   */
+  merged?: Record<string, (tx: Tx, context: C, inputs: unknown[]) => Promise<Effect<unknown>[]>>;
 }
 
 /** An error of PostgreSQL about the statement itself (a constraint, a bad value): the write's own fault. */
@@ -78,12 +86,16 @@ export class WriteBatch<C> {
    * about how many rows it writes (a transaction holds the change number's lock for as long as it runs: it
    * must stay short, however many writes wait).
    */
-  run<T>(write: Write<C, T>, options: { needs?: string; rows?: number } = {}): Promise<T> {
+  run<T>(
+    write: Write<C, T>,
+    options: { needs?: string; rows?: number; merge?: { kind: string; input: unknown } } = {},
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
         write,
         needs: options.needs,
         rows: options.rows ?? 1,
+        merge: options.merge,
         since: Date.now(),
         resolve: resolve as (value: unknown) => void,
         reject,
@@ -193,9 +205,20 @@ export class WriteBatch<C> {
       const needs = new Set(batch.flatMap((item) => (item.needs === undefined ? [] : [item.needs])));
       const context = await begin(tx, needs);
       const effects: Effect<unknown>[] = [];
-      for (const item of batch) {
+      for (let i = 0; i < batch.length; ) {
         tooLate();
-        effects.push(await item.write(tx, context));
+        const item = batch[i] as Pending<C>;
+        const merged = item.merge === undefined ? undefined : this.#options.merged?.[item.merge.kind];
+        if (merged === undefined) {
+          effects.push(await item.write(tx, context));
+          i += 1;
+          continue;
+        }
+        let end = i + 1;
+        while (end < batch.length && batch[end]?.merge?.kind === item.merge?.kind) end += 1;
+        const inputs = batch.slice(i, end).map((b) => b.merge?.input);
+        effects.push(...(await merged(tx, context, inputs)));
+        i = end;
       }
       tooLate();
       return { context, effects };

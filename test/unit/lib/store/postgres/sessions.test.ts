@@ -54,6 +54,29 @@ describe('PgSessions (a real PostgreSQL 15)', { timeout: 30_000 }, () => {
     expect(b.store.sessions.find(ip('10.0.0.5'))).toBeUndefined();
   });
 
+  it('logins next to each other go in one statement; a key given twice in it is replaced in order, as one at a time', async () => {
+    const site = await open({ now: T0 });
+    const [a, b] = [await site.box(), await site.box()];
+    const [first, second, other] = await Promise.all([
+      a.store.sessions.start({ key: ip('10.0.0.7'), username: 'alice', source: 'api' }),
+      a.store.sessions.start({ key: ip('10.0.0.7'), username: 'bob', source: 'api', expiresAt: T0 + 60_000 }),
+      a.store.sessions.start({
+        key: ip('10.0.0.8'),
+        username: 'carol',
+        source: 'api',
+        idleTimeoutMs: 60_000,
+      }),
+    ]);
+    expect([first?.username, second?.username, other?.username]).toEqual(['alice', 'bob', 'carol']);
+    expect(second?.id).not.toBe(first?.id);
+    expect(second?.expiresAt).toBe(T0 + 60_000);
+    expect(other?.idleTimeoutMs).toBe(60_000);
+    await b.sync();
+    expect(b.store.sessions.find(ip('10.0.0.7'))).toEqual(second);
+    expect(b.store.sessions.find(ip('10.0.0.8'))).toEqual(other);
+    expect(await site.sql`SELECT id FROM session_deletions`).toEqual([{ id: first?.id }]);
+  });
+
   it('a box whose deletions were pruned past it loads everything again (a delta would keep the ended session)', async () => {
     const site = await open({ now: T0 });
     const [a, b] = [await site.box(), await site.box()];
