@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normaliseIp } from '../net/address.ts';
+import { hasPasswordParameter, hasUserinfoPassword } from './postgres-url.ts';
 
 /**
  * The one configuration document. Every field has a documented default (see README, "Configuration"), so a
@@ -69,8 +70,12 @@ const postgresUrl = z
   .string()
   .max(2048, 'must be at most 2048 characters')
   .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
-  .refine((url) => !/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/.test(url), {
-    message: 'must not hold a password: put it in store.passwordFile (0600) or PGPASSWORD',
+  .refine((url) => !hasUserinfoPassword(url), {
+    message:
+      'must not hold a password: put it in store.passwordFile (0600) or PGPASSWORD (an @ after the hosts is written %40)',
+  })
+  .refine((url) => !hasPasswordParameter(url), {
+    message: 'must not have a password parameter: put it in store.passwordFile (0600) or PGPASSWORD',
   });
 
 export const configSchema = z

@@ -1,5 +1,6 @@
-import { fstatSync, openSync, closeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import postgres from 'postgres';
+import { maskUrlPasswords } from '../../config/postgres-url.ts';
 import { DoormanError } from '../../errors.ts';
 import { readCapped } from '../../fs/read-capped.ts';
 
@@ -60,9 +61,12 @@ export function libraryUrl(url: string): string {
   return url.replace(/([?&]target_session_attrs=)read-write(?=&|$)/, '$1primary');
 }
 
-/** The URL as logs and `doorman store status` show it: a password, if one got in anyway, is masked. */
+/**
+ * The URL as logs, errors and `doorman store status` show it: a password, if one got in anyway (before the
+ * hosts, or a `password` parameter), is masked.
+ */
 export function showUrl(url: string): string {
-  return url.replace(/^(postgres(?:ql)?:\/\/[^/@:]*):[^/@]*@/, '$1:***@');
+  return maskUrlPasswords(url);
 }
 
 /**
@@ -71,6 +75,22 @@ export function showUrl(url: string): string {
  * broken one is replaced at the next query, and a LISTEN is re-issued on the new connection by the library.
  */
 export function connectPostgres(settings: PostgresSettings, options: ConnectOptions): Sql {
+  try {
+    return client(settings, options);
+  } catch (error) {
+    // The library reads the URL here, with new URL(): its TypeError carries the whole URL in `input` (a
+    // password too, if one got past the config check), which whatever logs the error would print. Not kept,
+    // not even as the cause: the message says what it was, with the URL as showUrl shows it.
+    const what =
+      (error as NodeJS.ErrnoException | undefined)?.code ?? (error as Error | undefined)?.name ?? 'error';
+    throw new DoormanError(
+      'CONFIG_INVALID',
+      `PostgreSQL ${showUrl(settings.url)}: not a URL the client can read (${what}): postgres://USER@HOST[:PORT][,HOST2[:PORT2]...]/DATABASE`,
+    );
+  }
+}
+
+function client(settings: PostgresSettings, options: ConnectOptions): Sql {
   const { passwordFile } = settings;
   return postgres(libraryUrl(settings.url), {
     max: options.max ?? 4,

@@ -86,7 +86,7 @@ describe('doorman store: command line', () => {
     expect(await usage('copy')).toBe('store copy: --to URL is required');
     const withPassword = await usage('copy', '--to', 'postgres://doorman:s3cret@db/doorman');
     expect(withPassword).toBe(
-      'store copy: --to: must not hold a password: put it in store.passwordFile (0600) or PGPASSWORD',
+      'store copy: --to: must not hold a password: put it in store.passwordFile (0600) or PGPASSWORD (an @ after the hosts is written %40)',
     );
     expect(await usage('copy', '--to', 'mysql://db/doorman')).toBe(
       'store copy: --to: must start with postgres:// or postgresql://',

@@ -421,6 +421,50 @@ describe('store', () => {
     );
   });
 
+  it('refuses a password before the hosts whatever it holds ("/", "@", "?"), and never shows it', () => {
+    for (const url of [
+      'postgres://doorman:Zm9v/YmFy@db1/doorman',
+      'postgres://doorman:Zm9v?YmFy@db1/doorman',
+      'postgres://doorman:Zm9v@YmFy@db1/doorman',
+      'postgres://door@man:Zm9vYmFy@db1,db2/doorman',
+      'postgresql://doorman:Zm9vYmFy@db1:5432/doorman?sslmode=require',
+    ]) {
+      const message = problems({ kind: 'postgres', url });
+      expect(message).toContain('store.url: must not hold a password');
+      expect(message).not.toMatch(/Zm9v|YmFy/);
+    }
+  });
+
+  it('refuses a password parameter, in any case or escaped, and never shows it', () => {
+    for (const url of [
+      'postgres://doorman@db1/doorman?password=s3cret',
+      'postgres://doorman@db1/doorman?sslmode=require&PassWord=s3cret',
+      'postgres://doorman@db1/doorman?pass%77ord=s3cret',
+      'postgres://doorman@db1/doorman?sslpassword=s3cret',
+    ]) {
+      const message = problems({ kind: 'postgres', url });
+      expect(message).toContain(
+        'store.url: must not have a password parameter: put it in store.passwordFile (0600) or PGPASSWORD',
+      );
+      expect(message).not.toContain('s3cret');
+    }
+  });
+
+  it('takes ports, several hosts, an IPv6 address, an escaped @ and other parameters', () => {
+    for (const url of [
+      'postgres://doorman@db1:5432,db2:5433/doorman?target_session_attrs=read-write&sslmode=verify-full',
+      'postgres://doorman@[::1]:5432/doorman',
+      'postgres://db1:5432/doorman?application_name=doorman%40box1',
+      'postgres://doorman%3Aadmin@db1/doorman?passwordless=1',
+    ]) {
+      expect(parseConfig({ store: { kind: 'postgres', url } }, 'test').store).toMatchObject({ url });
+    }
+    // Unescaped, an @ after a port cannot be told from a password's: refused, and the message says to escape it.
+    expect(
+      problems({ kind: 'postgres', url: 'postgres://db1:5432/doorman?application_name=doorman@box1' }),
+    ).toContain('(an @ after the hosts is written %40)');
+  });
+
   it('refuses another scheme, an unknown kind, a relative password file and a stray key', () => {
     expect(problems({ kind: 'postgres', url: 'mysql://db1/doorman' })).toContain(
       'store.url: must start with postgres:// or postgresql://',

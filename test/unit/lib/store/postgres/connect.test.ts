@@ -1,6 +1,12 @@
 import { chmodSync } from 'node:fs';
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { libraryUrl, readPasswordFile, showUrl } from '../../../../../lib/store/postgres/connect.ts';
+import {
+  connectPostgres,
+  libraryUrl,
+  readPasswordFile,
+  showUrl,
+} from '../../../../../lib/store/postgres/connect.ts';
 import { useTempDir } from '../../../../support/temp-dir.ts';
 import { thrown } from '../../../../support/thrown.ts';
 
@@ -20,9 +26,42 @@ describe('the PostgreSQL connection settings', () => {
     );
   });
 
-  it('masks a password that got into a URL anyway', () => {
+  it('masks a password that got into a URL anyway: before the hosts, whatever it holds, or as a parameter', () => {
     expect(showUrl('postgres://doorman:s3cret@db1/doorman')).toBe('postgres://doorman:***@db1/doorman');
     expect(showUrl('postgres://doorman@db1/doorman')).toBe('postgres://doorman@db1/doorman');
+    // A base64 password holds "/", a pasted one "@" or "?": all of it up to the last "@" is masked.
+    expect(showUrl('postgres://doorman:Zm9v/YmFy@db1/doorman')).toBe('postgres://doorman:***@db1/doorman');
+    expect(showUrl('postgres://doorman:p@ss?w/rd@db1,db2/doorman')).toBe(
+      'postgres://doorman:***@db1,db2/doorman',
+    );
+    expect(showUrl('postgres://doorman@db1/d?sslmode=require&password=s3cret&application_name=x')).toBe(
+      'postgres://doorman@db1/d?sslmode=require&password=***&application_name=x',
+    );
+    expect(showUrl('postgres://db1/d?PassWord=s3cret#x')).toBe('postgres://db1/d?PassWord=***#x');
+    expect(showUrl('postgres://db1/d?pass%77ord=s3cret&sslpassword=k3y')).toBe(
+      'postgres://db1/d?pass%77ord=***&sslpassword=***',
+    );
+    expect(showUrl('postgres://db1:5432,db2:5433/d?target_session_attrs=read-write')).toBe(
+      'postgres://db1:5432,db2:5433/d?target_session_attrs=read-write',
+    );
+  });
+
+  it('a URL the client cannot read is CONFIG_INVALID, with the password masked and nothing holding the URL', () => {
+    // The client's own TypeError ("Invalid URL") carries the URL, password and all, in `input`.
+    const error = thrown(() =>
+      connectPostgres(
+        { url: 'postgres://doorman:Zm9v/YmFy@db1/doorman', passwordFile: null },
+        {
+          applicationName: 'doorman-test',
+        },
+      ),
+    );
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toBe(
+      'PostgreSQL postgres://doorman:***@db1/doorman: not a URL the client can read (ERR_INVALID_URL): postgres://USER@HOST[:PORT][,HOST2[:PORT2]...]/DATABASE',
+    );
+    expect(error.cause).toBeUndefined();
+    expect(inspect(error, { depth: 10 })).not.toMatch(/Zm9v|YmFy/);
   });
 
   it('takes the first line of a 0600 password file, and refuses one others can read', () => {
