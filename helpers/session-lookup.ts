@@ -70,7 +70,11 @@ export class SessionLookup {
   readonly #answered = new Map<number, number>();
   #version: number | string = -1;
 
-  constructor(store: LookupStore, clock: Clock) {
+  /** Whether answers are cached between changes: SQLite reads cost a query; a replica's are memory already. */
+  readonly #caching: boolean;
+
+  constructor(store: LookupStore, clock: Clock, options: { cache?: boolean } = {}) {
+    this.#caching = options.cache ?? true;
     this.#store = store;
     this.#clock = clock;
   }
@@ -134,8 +138,8 @@ export class SessionLookup {
   }
 
   #live(key: SessionKey, now: number): Cached | undefined {
-    const cacheKey = `${key.kind}:${key.value}`;
-    let entry = this.#cache.get(cacheKey);
+    const cacheKey = this.#caching ? `${key.kind}:${key.value}` : '';
+    let entry = this.#caching ? this.#cache.get(cacheKey) : undefined;
     if (entry === undefined) {
       const session = this.#store.find(key);
       entry = session
@@ -148,7 +152,7 @@ export class SessionLookup {
             mac: session.mac,
           }
         : null;
-      this.#cache.set(cacheKey, entry);
+      if (this.#caching) this.#cache.set(cacheKey, entry);
     }
     if (entry === null || (entry.expiresAt !== undefined && entry.expiresAt <= now)) return undefined;
     if (entry.idleTimeoutMs !== undefined && now - this.#lastSeen(entry) > entry.idleTimeoutMs)

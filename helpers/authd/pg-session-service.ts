@@ -60,7 +60,8 @@ export function createPgSessionService(options: PgSessionServiceOptions): Sessio
         .finally(() => (touching = undefined));
     },
   };
-  const lookup = new SessionLookup(source, clock);
+  // The replica is in memory already: a cache of its answers would only double the memory.
+  const lookup = new SessionLookup(source, clock, { cache: false });
   let stopped = false;
 
   const loaded = (async () => {

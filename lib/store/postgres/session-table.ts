@@ -32,11 +32,24 @@ export const toSession = (r: SessionRow): Session => ({
  * at a million sessions is tens of megabytes of "api".
  */
 const SOURCES = new Map<string, SessionSource>(SessionSources.map((s) => [s, s]));
-const intern = (row: SessionRow): SessionRow => {
-  row.key_kind = row.key_kind === 'ip' ? 'ip' : 'mac';
-  row.source = SOURCES.get(row.source) ?? row.source;
-  return row;
-};
+
+/**
+ * A row as held: a new object of one fixed shape (every field in the object itself, in one order), not the
+ * driver's row, which is built field by field and costs half as much again; the repeated strings interned.
+ */
+const compact = (row: SessionRow): SessionRow => ({
+  id: row.id,
+  key_kind: row.key_kind === 'ip' ? 'ip' : 'mac',
+  key: row.key,
+  username: row.username,
+  source: SOURCES.get(row.source) ?? row.source,
+  created_at: row.created_at,
+  last_seen: row.last_seen,
+  expires_at: row.expires_at,
+  idle_timeout: row.idle_timeout,
+  mac: row.mac,
+  change: row.change,
+});
 
 /**
  * The sessions as this process knows them: by key for lookups, by id for deletions and "last seen". Pure
@@ -70,7 +83,7 @@ export class SessionTable {
       if (held.change > row.change) return;
       if (held.id !== row.id) this.#byId.delete(held.id);
     }
-    const kept = intern(row);
+    const kept = compact(row);
     byKey.set(kept.key, kept);
     this.#byId.set(kept.id, kept);
   }
