@@ -9,18 +9,26 @@ import { DoormanError } from '../errors.ts';
 export function readCapped(path: string, maxBytes: number): string {
   const fd = openSync(path, 'r');
   try {
-    const stat = fstatSync(fd);
-    if (stat.size > maxBytes)
-      throw new DoormanError('CONFIG_UNREADABLE', `${path}: larger than ${maxBytes} bytes`);
-    const buffer = Buffer.alloc(maxBytes + 1);
-    let length = 0;
-    for (let n; length <= maxBytes && (n = readSync(fd, buffer, length, maxBytes + 1 - length, null)) > 0;) {
-      length += n;
-    }
-    if (length > maxBytes)
-      throw new DoormanError('CONFIG_UNREADABLE', `${path}: larger than ${maxBytes} bytes`);
-    return buffer.subarray(0, length).toString('utf8');
+    return readCappedFd(fd, path, maxBytes);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * readCapped on a descriptor the caller opened (and closes), for a caller that checks the file on that same
+ * descriptor first: what it checked is what is read, whatever is renamed over the path meanwhile.
+ */
+export function readCappedFd(fd: number, path: string, maxBytes: number): string {
+  const stat = fstatSync(fd);
+  if (stat.size > maxBytes)
+    throw new DoormanError('CONFIG_UNREADABLE', `${path}: larger than ${maxBytes} bytes`);
+  const buffer = Buffer.alloc(maxBytes + 1);
+  let length = 0;
+  for (let n; length <= maxBytes && (n = readSync(fd, buffer, length, maxBytes + 1 - length, null)) > 0;) {
+    length += n;
+  }
+  if (length > maxBytes)
+    throw new DoormanError('CONFIG_UNREADABLE', `${path}: larger than ${maxBytes} bytes`);
+  return buffer.subarray(0, length).toString('utf8');
 }

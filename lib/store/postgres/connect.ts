@@ -1,8 +1,9 @@
-import { closeSync, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import postgres from 'postgres';
 import { maskUrlPasswords } from '../../config/postgres-url.ts';
 import { DoormanError } from '../../errors.ts';
-import { readCapped } from '../../fs/read-capped.ts';
+import { readCappedFd } from '../../fs/read-capped.ts';
 
 /** A client of the `postgres` library (a pool; LISTEN on a connection of its own). */
 export type Sql = postgres.Sql;
@@ -32,23 +33,43 @@ export interface ConnectOptions {
 const MAX_PASSWORD_FILE_BYTES = 4096;
 
 /**
- * The password of store.passwordFile, read at every (re)connect so a rotated password is taken without a
- * restart. A file anyone but its owner can read or write is refused: it is a secret.
+ * The password in a file, its first line: store.passwordFile (read at every (re)connect, so a rotated password
+ * is taken without a restart) and `doorman store copy --password-file`. It is a secret: a file that is not
+ * this process's user's, or that anyone else can read or write, is refused. One descriptor is checked and then
+ * read, so what was checked is what is read, whatever is renamed over the path meanwhile; O_NONBLOCK so a
+ * FIFO put there is refused instead of waited on. Messages name the file, never what it holds.
  */
 export function readPasswordFile(path: string): string {
-  const fd = openSync(path, 'r');
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    const mode = fstatSync(fd).mode & 0o077;
-    if (mode !== 0)
+    const stat = fstatSync(fd);
+    if (!stat.isFile())
+      throw new DoormanError('UNSAFE_PATH', `the password file ${path} is not a regular file`);
+    const uid = process.geteuid?.();
+    if (uid !== undefined && stat.uid !== uid)
       throw new DoormanError(
         'UNSAFE_PATH',
-        `store.passwordFile ${path}: readable or writable by others (mode ${(fstatSync(fd).mode & 0o777).toString(8)}): chmod 600 it`,
+        `the password file ${path} belongs to uid ${stat.uid}: it must be ${processUser(uid)}'s, the user Doorman runs as (chown it)`,
       );
+    if ((stat.mode & 0o077) !== 0)
+      throw new DoormanError(
+        'UNSAFE_PATH',
+        `the password file ${path} can be read or written by others (mode ${(stat.mode & 0o777).toString(8)}): chmod 600 it`,
+      );
+    const line = readCappedFd(fd, path, MAX_PASSWORD_FILE_BYTES).split('\n')[0] ?? '';
+    return line.replace(/\r$/, '');
   } finally {
     closeSync(fd);
   }
-  const line = readCapped(path, MAX_PASSWORD_FILE_BYTES).split('\n')[0] ?? '';
-  return line.replace(/\r$/, '');
+}
+
+/** "proxy (uid 13)", or "uid 13" when the user has no name. */
+function processUser(uid: number): string {
+  try {
+    return `${userInfo().username} (uid ${uid})`;
+  } catch {
+    return `uid ${uid}`;
+  }
 }
 
 /**

@@ -291,7 +291,7 @@ describe('doorman store on PostgreSQL (a real PostgreSQL 15)', { timeout: 60_000
     expect(error).toMatchObject({
       code: 'UNSAFE_PATH',
       message: expect.stringMatching(
-        /^store copy: --password-file: .*readable or writable by others \(mode 644\)/,
+        /^store copy: --password-file: the password file .* can be read or written by others \(mode 644\)/,
       ),
     });
     expect(pg.server.psql(`SELECT to_regclass('doorman_schema') IS NULL`, pg.url.split('/').at(-1))).toBe(

@@ -1,4 +1,5 @@
-import { chmodSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
@@ -71,7 +72,35 @@ describe('the PostgreSQL connection settings', () => {
     chmodSync(file, 0o640);
     const error = thrown(() => readPasswordFile(file));
     expect(error.code).toBe('UNSAFE_PATH');
-    expect(error.message).toContain('chmod 600');
-    expect(error.message).not.toContain('first line');
+    expect(error.message).toBe(
+      `the password file ${file} can be read or written by others (mode 640): chmod 600 it`,
+    );
+  });
+
+  it('refuses a password file of another user, saying whose it must be, and never what it holds', () => {
+    const file = tmp.write('pw', 'S3cretOfNobody\n');
+    chmodSync(file, 0o600);
+    chownSync(file, 65534, 65534);
+    const error = thrown(() => readPasswordFile(file));
+    expect(error.code).toBe('UNSAFE_PATH');
+    expect(error.message).toBe(
+      `the password file ${file} belongs to uid 65534: it must be root (uid 0)'s, the user Doorman runs as (chown it)`,
+    );
+    expect(error.message).not.toContain('S3cret');
+  });
+
+  it('refuses what is not a regular file, and a file over 4096 bytes', () => {
+    const dir = join(tmp.dir, 'a-directory');
+    mkdirSync(dir, { mode: 0o700 });
+    expect(thrown(() => readPasswordFile(dir))).toMatchObject({
+      code: 'UNSAFE_PATH',
+      message: `the password file ${dir} is not a regular file`,
+    });
+    const large = tmp.write('large', 'x'.repeat(4097));
+    chmodSync(large, 0o600);
+    expect(thrown(() => readPasswordFile(large))).toMatchObject({
+      code: 'CONFIG_UNREADABLE',
+      message: `${large}: larger than 4096 bytes`,
+    });
   });
 });
