@@ -158,6 +158,8 @@ export class CidrSet {
   /** `cidrs`: texts parseCidr accepts; anything else is ignored (they were validated when saved). */
   constructor(cidrs: Iterable<string>) {
     for (const text of cidrs) {
+      // Stored networks come from a database other boxes write too: anything but text is no network.
+      if (typeof text !== 'string') continue;
       const cidr = parseCidr(text);
       if (cidr === undefined) continue;
       const byPrefix = this.#byFamily[cidr.family];

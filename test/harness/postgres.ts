@@ -183,11 +183,14 @@ export function usePostgres(): {
   readonly server: Postgres;
   /** This test's database (a URL for `doorman`, without the password). */
   readonly url: string;
+  /** Its name (for server.psql). */
+  readonly database: string;
   /** A 0600 file holding the password, as store.passwordFile. */
   readonly passwordFile: string;
 } {
   let server: Postgres | undefined;
   let url = '';
+  let database = '';
   let passwordFile = '';
   let count = 0;
   beforeAll(async () => {
@@ -200,9 +203,9 @@ export function usePostgres(): {
     if (passwordFile !== '') rmSync(dirname(passwordFile), { recursive: true, force: true });
   });
   beforeEach(() => {
-    const name = `t${++count}`;
-    server?.createDatabase(name);
-    url = server?.url(name) ?? '';
+    database = `t${++count}`;
+    server?.createDatabase(database);
+    url = server?.url(database) ?? '';
   });
   return {
     get server() {
@@ -211,6 +214,9 @@ export function usePostgres(): {
     },
     get url() {
       return url;
+    },
+    get database() {
+      return database;
     },
     get passwordFile() {
       return passwordFile;

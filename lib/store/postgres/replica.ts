@@ -58,6 +58,12 @@ export class Replica {
   #timer: NodeJS.Timeout | undefined;
   #unlisten: (() => Promise<void>) | undefined;
   #closed = false;
+  /** LISTEN has been set up once: the next onlisten is a reconnect. */
+  #listened = false;
+  /** The next catch-up reads every table whole. */
+  #reloadAll = false;
+  /** The server last read from (its start time and address): another one means reading everything again. */
+  #server: string | undefined;
 
   constructor(sql: Sql, options: ReplicaOptions) {
     this.#sql = sql;
@@ -85,8 +91,13 @@ export class Replica {
           const change = parseChange(payload);
           if (change !== undefined && change.change > this.applied(change.tab)) void this.catchUp();
         },
-        // On the first LISTEN and on every one after a reconnect: what was sent meanwhile is lost.
-        () => void this.catchUp(),
+        // On the first LISTEN and on every one after a reconnect: what was sent meanwhile is lost, and the
+        // server may be another (a failover), so everything is read again.
+        () => {
+          if (this.#listened) this.#reloadAll = true;
+          this.#listened = true;
+          void this.catchUp();
+        },
       );
       this.#unlisten = listening.unlisten;
     }
@@ -161,26 +172,47 @@ export class Replica {
   }
 
   async #read(): Promise<void> {
+    // Taken now: a reconnect during this read asks for the next one to read everything again.
+    const reloadAll = this.#reloadAll;
+    this.#reloadAll = false;
+    try {
+      await this.#readOnce(reloadAll);
+    } catch (error) {
+      this.#reloadAll ||= reloadAll;
+      throw error;
+    }
+  }
+
+  async #readOnce(reloadAll: boolean): Promise<void> {
     const reading = this.#sql.begin('isolation level repeatable read read only', async (tx) => {
       // A full load of a million rows may take longer than a write may (connect.ts): its own bound.
-      await tx`SELECT set_config('statement_timeout', ${String(this.#readTimeoutMs)}, true)`;
+      // Which server answers, as of when it started: another one (a failover, a restore, a restart) may lack
+      // commits this copy holds, with the same change numbers: then everything is read again.
+      const [server] = await tx<{ id: string }[]>`
+        SELECT set_config('statement_timeout', ${String(this.#readTimeoutMs)}, true) || '|' ||
+          pg_postmaster_start_time()::text || '|' || coalesce(host(inet_server_addr()), '') || '|' ||
+          coalesce(inet_server_port(), 0) AS id`;
+      const moved = this.#server !== undefined && server?.id !== this.#server;
       const rows = await tx<({ tab: ReplicatedTable } & Counter)[]>`SELECT tab, last, pruned FROM changes`;
       const out: Array<{ tab: ReplicatedTable; last: number; apply: () => void }> = [];
       for (const row of rows) {
         const sync = this.#tables.get(row.tab);
         const applied = this.applied(row.tab);
-        if (sync === undefined || row.last === applied) continue;
-        const delta = applied < 0 || applied < row.pruned ? undefined : sync.delta?.bind(sync);
+        if (sync === undefined || (row.last === applied && !reloadAll && !moved)) continue;
+        // A full load: at first, past pruned deletions, after a reconnect (a failover may have lost commits
+        // this copy holds), or when the database is behind this copy (restored, or promoted without them).
+        const full = applied < 0 || applied < row.pruned || row.last < applied || reloadAll || moved;
+        const delta = full ? undefined : sync.delta?.bind(sync);
         const apply = await (delta === undefined ? sync.load(tx) : delta(tx, applied));
         out.push({ tab: row.tab, last: row.last, apply });
       }
-      return out;
+      return { out, server: server?.id };
     });
     // A read that never ends (a peer gone without a word: no RST, no FIN) would hold every later catch-up:
     // past the deadline it is given up, and what it brings later is dropped (never applied over newer data).
     reading.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
-    const applies = await Promise.race([
+    const { out: applies, server } = await Promise.race([
       reading,
       new Promise<never>((_, reject) => {
         timer = setTimeout(
@@ -190,8 +222,20 @@ export class Replica {
       }),
     ]).finally(() => clearTimeout(timer));
     for (const { tab, last, apply } of applies) {
-      apply();
-      this.#applied.set(tab, last);
+      // One table that cannot be applied (a row this Doorman cannot read) stops only itself, named.
+      try {
+        apply();
+        this.#applied.set(tab, last);
+      } catch (error) {
+        this.#log(
+          `store: ${tab} at change ${last} cannot be applied, kept as it was: ${(error as Error).message}`,
+        );
+      }
+    }
+    if (server !== undefined && server !== this.#server) {
+      if (this.#server !== undefined)
+        this.#log(`store: another PostgreSQL server answers now; everything read again`);
+      this.#server = server;
     }
     if (this.#caughtUpAt !== undefined && this.#clock.now() - this.#caughtUpAt >= this.#staleLogMs) {
       this.#log(

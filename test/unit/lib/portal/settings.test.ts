@@ -286,6 +286,12 @@ describe('CIDRs', () => {
     }
   });
 
+  it('CidrSet skips what is not text (networks read from a database other boxes write), never throws', () => {
+    const set = new CidrSet(['10.0.0.0/8', 5, null, { a: 1 }] as unknown as string[]);
+    expect(set.has('10.1.2.3')).toBe(true);
+    expect(set.has('192.0.2.1')).toBe(false);
+  });
+
   it('CidrSet: /0 holds every address of its family only; an empty set holds none', () => {
     const v4 = new CidrSet(['0.0.0.0/0']);
     expect(v4.has('203.0.113.9')).toBe(true);
