@@ -56,15 +56,42 @@ export function isUnavailable(error: unknown): boolean {
   return typeof code === 'string' && UNAVAILABLE_CODES.has(code);
 }
 
-/** Run `work` in one transaction; PostgreSQL being away is STORE_UNAVAILABLE (the web app's 503). */
+/** A write of the admin screens and the CLI not confirmed by then is answered STORE_UNAVAILABLE, ms. */
+export const WRITE_DEADLINE_MS = 5000;
+
+/**
+ * Run `work` in one transaction; PostgreSQL being away is STORE_UNAVAILABLE (the web app's 503), and so is
+ * one that does not answer within WRITE_DEADLINE_MS (a server gone silent: the server's own statement_timeout,
+ * connect.ts, cannot act then).
+ */
 export async function transaction<T>(sql: Sql, work: (tx: Tx) => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    return (await sql.begin(work)) as T;
+    const running = sql.begin(work) as Promise<T>;
+    running.catch(() => undefined);
+    return await Promise.race([
+      running,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new DoormanError(
+                'STORE_UNAVAILABLE',
+                `PostgreSQL store: no answer within ${WRITE_DEADLINE_MS} ms`,
+              ),
+            ),
+          WRITE_DEADLINE_MS,
+        );
+      }),
+    ]);
   } catch (error) {
+    if (error instanceof DoormanError) throw error;
     if (!isUnavailable(error)) throw error;
     throw new DoormanError('STORE_UNAVAILABLE', `PostgreSQL store: ${(error as Error).message}`, {
       cause: error,
     });
+  } finally {
+    clearTimeout(timer);
   }
 }
 
