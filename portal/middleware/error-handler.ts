@@ -12,8 +12,8 @@ import type { PortalState } from '../state.ts';
  * The one fault that is not ours: the session DB locked by another process (a write that waited its deadline
  * on timers, StoreBusyError, or a statement that met SQLITE_BUSY). That is a 503 with Retry-After and the
  * reason, so a login script tries again and an operator knows where to look, never a 500. The same for a store
- * that cannot be reached (STORE_UNAVAILABLE: PostgreSQL away): nothing was written, and no box answers 200 for
- * a write the others cannot see.
+ * that cannot be reached (STORE_UNAVAILABLE: PostgreSQL away, or no answer within the write's deadline, after
+ * which the write rolls back): no box answers 200 for a write the others cannot see.
  */
 export function errorHandler(log: (line: string) => void): Middleware<PortalState> {
   return async function handleErrors(ctx, next) {
@@ -52,7 +52,7 @@ const busyError = (): ApiError =>
 const awayError = (): ApiError =>
   new ApiError(
     'service_unavailable',
-    `the session store cannot be reached; nothing was changed; try again in ${BUSY_RETRY_AFTER_SECONDS} seconds`,
+    `the session store cannot be reached; try again in ${BUSY_RETRY_AFTER_SECONDS} seconds`,
     { headers: { 'Retry-After': String(BUSY_RETRY_AFTER_SECONDS) } },
   );
 

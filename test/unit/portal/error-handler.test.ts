@@ -55,7 +55,7 @@ describe('the error handler and a locked session DB', () => {
     expect(res.body).toBe(`<p>503: ${REASON}</p>`);
   });
 
-  it('answers a store that cannot be reached (PostgreSQL away) with a 503 saying nothing was changed', async () => {
+  it('answers a store that cannot be reached (PostgreSQL away) with a 503 and Retry-After', async () => {
     const res = await answerTo(
       new DoormanError('STORE_UNAVAILABLE', 'PostgreSQL store: connect ECONNREFUSED'),
     );
@@ -64,7 +64,7 @@ describe('the error handler and a locked session DB', () => {
     expect(JSON.parse(res.body)).toEqual({
       ok: false,
       error: 'service_unavailable',
-      message: 'the session store cannot be reached; nothing was changed; try again in 5 seconds',
+      message: 'the session store cannot be reached; try again in 5 seconds',
     });
     expect(res.logs).toEqual(['portal: GET /api/login/: PostgreSQL store: connect ECONNREFUSED: 503']);
   });
