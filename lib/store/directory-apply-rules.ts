@@ -52,9 +52,30 @@ export const missingBindPassword = (path: string): DoormanError =>
   );
 
 /**
+ * The settings in force send the password somewhere it was not applied for on this box: saved on another
+ * box, for another server or account, with that box's password (PostgreSQL: the row is shared, the file not).
+ */
+export const bindPasswordAppliedElsewhere = (path: string): DoormanError =>
+  new DoormanError(
+    'STORE_UNAVAILABLE',
+    `directory settings are applied for another server or bind account than the bind password file ${path} was: apply them again on this box with the password`,
+  );
+
+/** What decides where the bind password goes, and as whom: what it must be given again for when it changes. */
+const TARGET_KEYS = ['kind', 'host', 'address', 'port', 'transport', 'caCertificate', 'bindDn'] as const;
+export type BindPasswordTarget = Pick<DirectorySettings, (typeof TARGET_KEYS)[number]>;
+
+/** Where, and as whom, `settings` send the bind password: recorded beside it when it is written. */
+export function bindPasswordTarget(settings: DirectorySettings): BindPasswordTarget {
+  const target: Partial<Record<(typeof TARGET_KEYS)[number], unknown>> = {};
+  for (const key of TARGET_KEYS) if (settings[key] !== undefined) target[key] = settings[key];
+  return target as BindPasswordTarget;
+}
+
+/**
  * Every problem of applying `input` with `password` (undefined: keep the stored one, `stored.password`). The
- * stored password is kept only for the server and account it was sent to before (`stored.settings`, the
- * settings in force): otherwise anyone at the settings screen could send it to a server of theirs.
+ * stored password is kept only for the server and account it was sent to before (`stored.settings`: what it
+ * was applied with): otherwise anyone at the settings screen could send it to a server of theirs.
  */
 export function checkDirectoryApply(
   input: unknown,
@@ -87,12 +108,15 @@ export function checkDirectoryApply(
   return { ok: true, settings: checked.settings, secret };
 }
 
-/** Whether `next` would send the stored bind password somewhere, or as someone, it was not sent before. */
-function sendsPasswordElsewhere(current: unknown, next: DirectorySettings): boolean {
+/**
+ * Whether `next` would send the stored bind password somewhere, or as someone, it was not sent before
+ * (`current`: the settings it was sent with, or what was recorded beside it; anything unreadable counts as
+ * somewhere else).
+ */
+export function sendsPasswordElsewhere(current: unknown, next: BindPasswordTarget): boolean {
   if (current === undefined || current === null || typeof current !== 'object') return true;
-  const was = current as Partial<DirectorySettings>;
-  const keys = ['kind', 'host', 'address', 'port', 'transport', 'caCertificate', 'bindDn'] as const;
-  return keys.some((key) => was[key] !== next[key]);
+  const was = current as Partial<BindPasswordTarget>;
+  return TARGET_KEYS.some((key) => was[key] !== next[key]);
 }
 
 export interface ApplyOptions {
@@ -103,7 +127,11 @@ export interface ApplyOptions {
 /** What an engine gives Save & apply: this box's stored password, the settings in force, and the write. */
 export interface DirectoryApplyStore {
   storedPassword(): string | undefined;
-  /** The settings in force as stored (parsed JSON), undefined when none are. */
+  /**
+   * What the stored password was applied with (parsed JSON), undefined when nothing was: the settings in
+   * force on SQLite (one box, written together); on PostgreSQL what this box's password file was applied for
+   * (the settings row is shared, and may have been saved on another box with that box's password).
+   */
   storedSettings(): unknown;
   /** Settings and, when given, this box's password, together; nothing written if it fails. */
   write(settings: DirectorySettings, password: string | undefined): Promise<void>;

@@ -9,6 +9,7 @@ import { realSchedule, retryWhileBusy, StoreBusyError, type Schedule } from './b
 import type { Db } from './database.ts';
 import {
   applyDirectory,
+  bindPasswordTarget,
   DIRECTORY_ROW,
   missingBindPassword,
   storedDirectorySettings,
@@ -130,7 +131,8 @@ export class DirectorySettingsStore {
     let undo: (() => void) | undefined;
     try {
       this.#row.write(JSON.stringify(settings), this.#clock.now());
-      if (password !== undefined) undo = this.#passwordFile.replace(password);
+      // What it is for is recorded too (unread here: one box writes both): a box grown to PostgreSQL keeps it.
+      if (password !== undefined) undo = this.#passwordFile.replace(password, bindPasswordTarget(settings));
       this.#db.exec('COMMIT');
     } catch (error) {
       if (this.#db.inTransaction) this.#db.exec('ROLLBACK');

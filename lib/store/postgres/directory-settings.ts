@@ -4,8 +4,11 @@ import { DoormanError } from '../../errors.ts';
 import { BindPasswordFile } from '../bind-password-file.ts';
 import {
   applyDirectory,
+  bindPasswordAppliedElsewhere,
+  bindPasswordTarget,
   DIRECTORY_ROW,
   missingBindPassword,
+  sendsPasswordElsewhere,
   storedDirectorySettings,
   type AppliedDirectory,
   type ApplyOptions,
@@ -22,6 +25,12 @@ import { writeTable } from './write.ts';
  * every box (the `directory` row of the settings table, read from this process's copy); the bind password is
  * not: it stays a file of each box's own (BindPasswordFile), never in the store. A box that has the settings
  * but not yet a password of its own says so on load() (apply them there with the password).
+ *
+ * Nor is the rule "a new server or account needs the password again" only the saving box's: each box's
+ * password goes only where it was applied for on that box (the record beside its file). Otherwise an admin of
+ * any box could save a server of theirs with a password of theirs, and every other box would send it its own.
+ * So load() refuses settings whose target is not the record's, and a save that keeps this box's password is
+ * judged against the record, not against the row (which another box may have saved).
  *
  * Save & apply validates, tests the new values against the directory, and only when that works writes the row
  * and, in the same transaction's span, this box's password file; the old file is put back if the commit
@@ -50,6 +59,8 @@ export class PgDirectorySettings implements DirectorySettingsRepository {
     if (stored === undefined) return undefined;
     const password = this.#passwordFile.read();
     if (password === undefined) throw missingBindPassword(this.#passwordFile.path);
+    if (sendsPasswordElsewhere(this.#passwordFile.appliedFor(), stored.value))
+      throw bindPasswordAppliedElsewhere(this.#passwordFile.path);
     return { settings: structuredClone(stored.value), password, version: stored.version };
   }
 
@@ -61,12 +72,12 @@ export class PgDirectorySettings implements DirectorySettingsRepository {
   /**
    * Save & apply: check every field (all problems listed), test the new values against the directory, and
    * only if that succeeds write the settings (for every box) and the password (this box's). `password`
-   * undefined keeps this box's stored one, for the server and account it was sent to before only.
+   * undefined keeps this box's stored one, for the server and account it was applied for on this box only.
    */
   apply(input: unknown, password: string | undefined, options: ApplyOptions): Promise<ApplyResult> {
     return applyDirectory(input, password, options, {
       storedPassword: () => this.#passwordFile.read(),
-      storedSettings: () => this.#settings.get(DIRECTORY_ROW)?.value,
+      storedSettings: () => this.#passwordFile.appliedFor(),
       write: (settings, newPassword) => this.#write(settings, newPassword),
     });
   }
@@ -80,7 +91,7 @@ export class PgDirectorySettings implements DirectorySettingsRepository {
         undo?.();
         undo = undefined;
         await writeSetting(tx, DIRECTORY_ROW, settings, { change, now: this.#clock.now() });
-        if (password !== undefined) undo = this.#passwordFile.replace(password);
+        if (password !== undefined) undo = this.#passwordFile.replace(password, bindPasswordTarget(settings));
       });
     } catch (error) {
       undo?.();

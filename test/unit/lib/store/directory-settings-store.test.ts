@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../lib/clock.ts';
@@ -49,6 +49,14 @@ describe('load', () => {
     );
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toContain('transport:');
+  });
+
+  it('does not read what the password was applied for: one box writes both (and an older install has none)', async () => {
+    await store().apply(INPUT, PASSWORD, found(1).options);
+    rmSync(`${passwordFile()}.target`);
+    expect(store().load()?.password).toBe(PASSWORD);
+    writeFileSync(`${passwordFile()}.target`, JSON.stringify({ ...INPUT, host: 'elsewhere.example.test' }));
+    expect(store().load()).toMatchObject({ password: PASSWORD, settings: { host: INPUT.host } });
   });
 });
 

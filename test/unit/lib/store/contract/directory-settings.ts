@@ -72,7 +72,33 @@ export function describeDirectorySettings(openSite: OpenSite<Pick<ContractStore,
       await directory.apply(INPUT, PASSWORD, found(3).options);
       expect(readFileSync(passwordFile(), 'utf8')).toBe(PASSWORD);
       expect(statSync(passwordFile()).mode & 0o777).toBe(0o600);
-      expect(readdirSync(tmp.dir)).toEqual(['directory-bind-password']);
+      expect(readdirSync(tmp.dir).sort()).toEqual([
+        'directory-bind-password',
+        'directory-bind-password.target',
+      ]);
+    });
+
+    it('records beside the password what it was applied for (0600): the server, port, transport, CA and account', async () => {
+      const { directory } = await one();
+      const target = `${passwordFile()}.target`;
+      await directory.apply(INPUT, PASSWORD, found(3).options);
+      expect(JSON.parse(readFileSync(target, 'utf8'))).toEqual({
+        kind: 'open-directory',
+        host: 'ldap.example.test',
+        transport: 'starttls',
+        bindDn: 'cn=squid,ou=services,dc=example,dc=test',
+      });
+      expect(statSync(target).mode & 0o777).toBe(0o600);
+      const other = { ...INPUT, host: 'other.example.test', port: 3389 };
+      await directory.apply({ ...other, groupCacheSeconds: 30 }, 'N3wPassword', found(3).options);
+      expect(JSON.parse(readFileSync(target, 'utf8'))).toEqual({
+        kind: 'open-directory',
+        host: 'other.example.test',
+        port: 3389,
+        transport: 'starttls',
+        bindDn: 'cn=squid,ou=services,dc=example,dc=test',
+      });
+      expect(directory.load()).toMatchObject({ password: 'N3wPassword', settings: other });
     });
 
     it('lists every problem with its field and tests nothing when a field is wrong', async () => {
