@@ -3,7 +3,7 @@
  * loopback, a port of its own, the `doorman` role by password over TCP), one database migrated by Doorman's
  * own migrations, and a preload of sessions by COPY that gives them a change number as a write would.
  */
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,8 +17,10 @@ import { benchKey, benchUser } from './figures.ts';
 
 export interface BenchPostgres {
   readonly server: Postgres;
-  /** What a box's config.store holds (the password in a 0600 file of the service user's). */
+  /** For the bench's own processes (root): the password in a 0600 file of root's. */
   readonly settings: PostgresSettings;
+  /** What a box's config.store holds: the password in a 0600 file of the service user's (authd reads it). */
+  readonly serviceSettings: PostgresSettings;
   /** A client of the bench's own (preload, counts, VACUUM). */
   readonly sql: Sql;
   /** Stop the server, remove its data and the password file. */
@@ -31,18 +33,26 @@ export async function startBenchPostgres(serviceUser: string): Promise<BenchPost
   const dir = mkdtempSync(join(tmpdir(), 'doorman-bench-pgpw-'));
   try {
     server.createDatabase('doorman');
+    // A password file is read only by its owner (connect.ts): one for the bench (root), one for authd, which
+    // reads it after giving up root (the service user's, in a directory it can reach).
     const passwordFile = join(dir, 'password');
     writeFileSync(passwordFile, `${server.password}\n`, { mode: 0o600 });
-    // authd reads it after giving up root: the file is the service user's (the directory too, to reach it).
+    const serviceDir = join(dir, 'service');
+    mkdirSync(serviceDir, { mode: 0o700 });
+    const servicePasswordFile = join(serviceDir, 'password');
+    writeFileSync(servicePasswordFile, `${server.password}\n`, { mode: 0o600 });
     const { uid, gid } = lookupUser(serviceUser);
-    chownSync(dir, uid, gid);
-    chownSync(passwordFile, uid, gid);
+    chmodSync(dir, 0o711);
+    chownSync(serviceDir, uid, gid);
+    chownSync(servicePasswordFile, uid, gid);
     const settings = { url: server.url('doorman'), passwordFile };
+    const serviceSettings = { url: server.url('doorman'), passwordFile: servicePasswordFile };
     const sql = connectPostgres(settings, { applicationName: 'doorman-bench', max: 2 });
     await migratePostgres(sql);
     return {
       server,
       settings,
+      serviceSettings,
       sql,
       destroy: async () => {
         await sql.end({ timeout: 2 });

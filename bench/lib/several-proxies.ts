@@ -269,7 +269,7 @@ async function main(): Promise<void> {
     JSON.stringify({
       stateDir: pgState,
       serviceUser: SERVICE_USER,
-      store: { kind: 'postgres', ...pg.settings },
+      store: { kind: 'postgres', ...pg.serviceSettings },
     }),
   );
   writeFileSync(configs[LITE].config, JSON.stringify({ stateDir: liteState, serviceUser: SERVICE_USER }));
