@@ -67,14 +67,6 @@ export class SessionTable {
     return this.#byId.size;
   }
 
-  /** Forget everything and hold `rows` (a full load). */
-  replace(rows: Iterable<SessionRow>): void {
-    this.#byKind.ip.clear();
-    this.#byKind.mac.clear();
-    this.#byId.clear();
-    for (const row of rows) this.put(row);
-  }
-
   /** Hold this version of a row unless a newer one is held. */
   put(row: SessionRow): void {
     const byKey = this.#byKind[row.key_kind];
