@@ -72,11 +72,11 @@ const table = new SessionTable();
 const { rowsBytes, peakBytes, structuresBytes, objectsBytes } = (() => {
   const rows = Array.from({ length: count }, (_, i) => row(i));
   const rowsBytes = heap() - base;
-  table.replace(rows);
+  for (const r of rows) table.put(r);
   const peakBytes = heap() - base;
   const structuresBytes = held(() => {
     const second = new SessionTable();
-    second.replace(rows);
+    for (const r of rows) second.put(r);
     return second;
   });
   const objectsBytes = held(() => rows.map((r) => ({ ...r })));
