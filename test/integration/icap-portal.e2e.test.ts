@@ -104,7 +104,9 @@ describe('an unidentified client, then the same client after an API login', () =
     expect(page.headers['cache-control']).toBe('no-store');
     expect(lookups).toContain(CLIENT);
     // Squid writes access.log through its log daemon: the line comes a moment after the answer.
-    await expect.poll(() => squid.log('access.log')).toMatch(/ 127\.0\.0\.40 \S+\/302 .*\/news\/today.* HIER_NONE\//);
+    await expect
+      .poll(() => squid.log('access.log'))
+      .toMatch(/ 127\.0\.0\.40 \S+\/302 .*\/news\/today.* HIER_NONE\//);
   });
 
   it('what is not a page load gets 511 with a link to the portal', async () => {

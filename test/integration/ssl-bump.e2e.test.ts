@@ -307,12 +307,14 @@ describe('ssl-bump (squid.intercept.tls.mode bump)', () => {
     expect((await fetchFrom(member, doormanCaCert)).exit).toBe(60);
     expect(asked.length).toBe(before);
     // the tunnel is logged with the user (the step-1 CONNECT line, where the session helper was asked)
-    await expect.poll(() => squid.log('access.log')).toMatch(
-      new RegExp(
-        `^\\S+\\s+\\d+ ${member.address.replaceAll('.', '\\.')} \\S+ \\d+ CONNECT \\S+:443 alice `,
-        'm',
-      ),
-    );
+    await expect
+      .poll(() => squid.log('access.log'))
+      .toMatch(
+        new RegExp(
+          `^\\S+\\s+\\d+ ${member.address.replaceAll('.', '\\.')} \\S+ \\d+ CONNECT \\S+:443 alice `,
+          'm',
+        ),
+      );
   });
 
   it('keeps working after a reconfigure (Squid re-reads the root-only CA file)', async () => {

@@ -205,7 +205,7 @@ export class WriteBatch<C> {
       const needs = new Set(batch.flatMap((item) => (item.needs === undefined ? [] : [item.needs])));
       const context = await begin(tx, needs);
       const effects: Effect<unknown>[] = [];
-      for (let i = 0; i < batch.length; ) {
+      for (let i = 0; i < batch.length;) {
         tooLate();
         const item = batch[i] as Pending<C>;
         const merged = item.merge === undefined ? undefined : this.#options.merged?.[item.merge.kind];
