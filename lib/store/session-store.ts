@@ -51,7 +51,8 @@ export interface StartSession {
   lifetimeMs?: number;
 }
 
-interface Row {
+/** A sessions row as both engines store it (times in ms; NULL for none). */
+export interface SessionColumns {
   id: number;
   key_kind: KeyKind;
   key: string;
@@ -64,7 +65,10 @@ interface Row {
   mac: string | null;
 }
 
-const toSession = (r: Row): Session => ({
+type Row = SessionColumns;
+
+/** The Session a row stands for (the same on both engines). */
+export const toSession = (r: SessionColumns): Session => ({
   id: r.id,
   key: { kind: r.key_kind, value: r.key },
   username: r.username,

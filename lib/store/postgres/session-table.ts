@@ -1,31 +1,16 @@
-import { SessionSources, type Session, type SessionKey, type SessionSource } from '../session-store.ts';
+import {
+  SessionSources,
+  toSession,
+  type Session,
+  type SessionColumns,
+  type SessionKey,
+  type SessionSource,
+} from '../session-store.ts';
 
-/** A sessions row as PostgreSQL returns it (times as numbers, see connect.ts). */
-export interface SessionRow {
-  id: number;
-  key_kind: 'ip' | 'mac';
-  key: string;
-  username: string;
-  source: SessionSource;
-  created_at: number;
-  last_seen: number;
-  expires_at: number | null;
-  idle_timeout: number | null;
-  mac: string | null;
+/** A sessions row as PostgreSQL returns it (times as numbers, see connect.ts), with its change number. */
+export interface SessionRow extends SessionColumns {
   change: number;
 }
-
-export const toSession = (r: SessionRow): Session => ({
-  id: r.id,
-  key: { kind: r.key_kind, value: r.key },
-  username: r.username,
-  source: r.source,
-  createdAt: r.created_at,
-  lastSeen: r.last_seen,
-  expiresAt: r.expires_at ?? undefined,
-  idleTimeoutMs: r.idle_timeout ?? undefined,
-  ...(r.mac === null ? {} : { mac: r.mac }),
-});
 
 /**
  * The few strings every row repeats, one copy each: the driver makes a new string per row and column, which

@@ -2,13 +2,19 @@ import type { Clock } from '../../clock.ts';
 import { addressBinding } from '../../portal/address-binding.ts';
 import { agreementSession } from '../../portal/portal-sessions.ts';
 import { CidrSet, type DeviceGroup, type PortalSettings } from '../../portal/settings.ts';
-import type { Session, SessionKey, SessionSource, StartSession } from '../session-store.ts';
+import {
+  toSession,
+  type Session,
+  type SessionKey,
+  type SessionSource,
+  type StartSession,
+} from '../session-store.ts';
 import type { SessionRepository } from '../store.ts';
 import { takeChange } from './changes.ts';
 import type { Sql, Tx } from './connect.ts';
 import type { Replica } from './replica.ts';
 import { deleteSessions } from './session-deletions.ts';
-import { SessionTable, toSession, type SessionRow } from './session-table.ts';
+import { SessionTable, type SessionRow } from './session-table.ts';
 import { WriteBatch, type Effect } from './write-batch.ts';
 
 /** Deletions are kept this long; a replica further behind loads everything again (replica.ts). */
