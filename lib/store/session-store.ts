@@ -144,7 +144,9 @@ export class SessionStore {
     this.#clear = db.prepare(`DELETE FROM sessions`);
     this.#clearBySource = db.prepare(`DELETE FROM sessions WHERE source IN (SELECT value FROM json_each(?))`);
     this.#touch = db.prepare(`UPDATE sessions SET last_seen = max(last_seen, @lastSeen) WHERE id = @id`);
-    this.#purge = db.prepare(`DELETE FROM sessions WHERE NOT ${LIVE}`);
+    this.#purge = db.prepare(
+      `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE NOT ${LIVE} LIMIT @limit)`,
+    );
     this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.#changeStamp = db
       .prepare("SELECT (SELECT data_version FROM pragma_data_version) || ':' || total_changes()")
@@ -267,9 +269,9 @@ export class SessionStore {
     })();
   }
 
-  /** Delete sessions past their hard expiry. Returns how many. */
-  purgeExpired(): number {
-    return this.#purge.run({ now: this.#clock.now() }).changes;
+  /** Delete sessions past their hard expiry, at most `limit` of them (-1: all). Returns how many. */
+  purgeExpired(limit = -1): number {
+    return this.#purge.run({ now: this.#clock.now(), limit }).changes;
   }
 
   /**

@@ -23,6 +23,9 @@ import type {
   StoreStatus,
 } from './store.ts';
 
+/** Ended sessions deleted per transaction by purgeExpired (a few milliseconds of work). */
+const PURGE_CHUNK_ROWS = 2000;
+
 export interface SqliteStoreOptions {
   /** The directory's bind password: a file of each box's own (directoryPasswordPath), never in the DB. */
   passwordFile: string;
@@ -123,7 +126,16 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     clear: () => commit(() => sessions.clear()),
     endBySource: (sources) => commit(() => sessions.endBySource(sources)),
     touch: (seen) => commit(() => sessions.touch(seen)),
-    purgeExpired: () => commit(() => sessions.purgeExpired()),
+    // In bounded chunks, each its own commit: a million ended sessions never hold the event loop (and the
+    // lookups waiting on it) for a second in one statement.
+    purgeExpired: async () => {
+      let purged = 0;
+      for (;;) {
+        const n = await commit(() => sessions.purgeExpired(PURGE_CHUNK_ROWS));
+        purged += n;
+        if (n < PURGE_CHUNK_ROWS) return purged;
+      }
+    },
     changeStamp: () => sessions.changeStamp(),
   };
 

@@ -37,6 +37,24 @@ function open(options: Partial<SqliteStoreOptions> & { db?: OpenOptions } = {}) 
 }
 
 describe('the SQLite store: sessions', () => {
+  it('purges ended sessions in commits of 2,000 (a million never hold the event loop in one statement)', async () => {
+    const { store, other, clock } = open();
+    for (let i = 0; i < 4500; i++)
+      other.start({
+        key: ip(`10.3.${i >> 8}.${i & 255}`),
+        username: 'u',
+        source: 'api',
+        expiresAt: NOW + 1000,
+      });
+    other.start({ key: ip('10.4.0.1'), username: 'kept', source: 'api' });
+    clock.advance(2000);
+    // A statement deletes at most its limit...
+    expect(other.purgeExpired(2000)).toBe(2000);
+    // ...and the store goes on, a commit a chunk, until the rest is gone.
+    expect(await store.sessions.purgeExpired()).toBe(2500);
+    expect(store.sessions.list().map((s) => s.username)).toEqual(['kept']);
+  });
+
   it('writes a registration and its address binding in one commit', async () => {
     const { store, other } = open();
     const s = settings({ idleTimeoutMinutes: 15 });
