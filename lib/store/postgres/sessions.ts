@@ -19,6 +19,8 @@ import { WriteBatch, type Effect } from './write-batch.ts';
 
 /** Deletions are kept this long; a replica further behind loads everything again (replica.ts). */
 export const DELETIONS_KEPT_MS = 86_400_000;
+/** Ended sessions (and old deletion records) removed per write by purgeExpired. */
+const PURGE_CHUNK_ROWS = 2000;
 /** Rows read at a time by a full load. */
 const LOAD_CHUNK_ROWS = 10_000;
 /** "Last seen" times per statement: a bounded statement, never one of 100,000 rows. */
@@ -213,16 +215,37 @@ export class PgSessions implements SessionRepository {
     return Promise.all(chunks).then(() => undefined);
   }
 
-  /** Delete what is past its hard expiry, and the deletions older than DELETIONS_KEPT_MS. */
-  purgeExpired(): Promise<number> {
-    return this.#batch.run(async (tx, context) => {
-      const rows = await deleteSessions(tx, context, tx`expires_at <= ${context.now}`);
-      await tx`
-        WITH old AS (DELETE FROM session_deletions WHERE at < ${context.now - DELETIONS_KEPT_MS} RETURNING change)
-        UPDATE changes SET pruned = greatest(pruned, (SELECT max(change) FROM old))
-        WHERE tab = 'sessions' AND EXISTS (SELECT 1 FROM old)`;
-      return { value: rows.length, deleted: rows.map((r) => r.id) };
-    });
+  /**
+   * Delete what is past its hard expiry, and the deletions older than DELETIONS_KEPT_MS, PURGE_CHUNK_ROWS a
+   * write: each write holds the sessions counter row while it runs, and every box's logins wait behind it.
+   */
+  async purgeExpired(): Promise<number> {
+    let purged = 0;
+    for (;;) {
+      const { sessions, records } = await this.#batch.run(
+        async (tx, context) => {
+          const rows = await deleteSessions(
+            tx,
+            context,
+            tx`id IN (SELECT id FROM sessions WHERE expires_at <= ${context.now} LIMIT ${PURGE_CHUNK_ROWS})`,
+          );
+          const [old] = await tx<{ n: number }[]>`
+            WITH old AS (
+              DELETE FROM session_deletions WHERE ctid IN (
+                SELECT ctid FROM session_deletions WHERE at < ${context.now - DELETIONS_KEPT_MS}
+                LIMIT ${PURGE_CHUNK_ROWS})
+              RETURNING change),
+            pruned AS (
+              UPDATE changes SET pruned = greatest(pruned, (SELECT max(change) FROM old))
+              WHERE tab = 'sessions' AND EXISTS (SELECT 1 FROM old))
+            SELECT count(*)::int AS n FROM old`;
+          return { value: { sessions: rows.length, records: old?.n ?? 0 }, deleted: rows.map((r) => r.id) };
+        },
+        { rows: PURGE_CHUNK_ROWS },
+      );
+      purged += sessions;
+      if (sessions < PURGE_CHUNK_ROWS && records < PURGE_CHUNK_ROWS) return purged;
+    }
   }
 
   /** Resolves once every write asked for so far has been answered. */

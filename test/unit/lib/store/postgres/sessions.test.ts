@@ -77,6 +77,22 @@ describe('PgSessions (a real PostgreSQL 15)', { timeout: 30_000 }, () => {
     expect(await site.sql`SELECT id FROM session_deletions`).toEqual([{ id: first?.id }]);
   });
 
+  it('purges ended sessions 2,000 a transaction (each holds the sessions counter every box waits on)', async () => {
+    const site = await open({ now: T0 });
+    const a = await site.box();
+    await site.sql`
+      INSERT INTO sessions (key_kind, key, username, source, created_at, last_seen, expires_at, change)
+      SELECT 'ip', '10.5.' || (i / 256) || '.' || (i % 256), 'gone', 'api', 0, 0, ${T0 - 1}, 0
+      FROM generate_series(0, 4499) AS i`;
+    const before = (await site.sql<{ last: number }[]>`SELECT last FROM changes WHERE tab = 'sessions'`)[0]
+      ?.last;
+    expect(await a.store.sessions.purgeExpired()).toBe(4500);
+    const after = (await site.sql<{ last: number }[]>`SELECT last FROM changes WHERE tab = 'sessions'`)[0]
+      ?.last;
+    expect((after ?? 0) - (before ?? 0)).toBe(3);
+    expect(await site.sql`SELECT count(*)::int AS n FROM sessions`).toEqual([{ n: 0 }]);
+  });
+
   it('a box whose deletions were pruned past it loads everything again (a delta would keep the ended session)', async () => {
     const site = await open({ now: T0 });
     const [a, b] = [await site.box(), await site.box()];
