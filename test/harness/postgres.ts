@@ -88,8 +88,21 @@ export async function startPostgres(options: { host?: string; netns?: string } =
       'log_min_messages=warning',
     ];
     const [command, ...rest] = args as [string, ...string[]];
-    child = spawn(command, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr?.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-20_000)));
+    const started = spawn(command, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = started;
+    started.stderr?.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-20_000)));
+    // A test run or a bench that dies before its teardown must not leave a server behind (it would outlive
+    // us, orphaned): an immediate shutdown, which takes its backends along, and its files gone, when this
+    // process exits.
+    const onExit = () => {
+      started.kill('SIGQUIT');
+      // Nothing asynchronous runs at exit: wait here (at most 3 s) for it to be gone before removing its files.
+      const pause = new Int32Array(new SharedArrayBuffer(4));
+      for (let i = 0; i < 60 && isRunning(started.pid); i++) Atomics.wait(pause, 0, 0, 50);
+      rmSync(dir, { recursive: true, force: true });
+    };
+    process.once('exit', onExit);
+    started.once('exit', () => process.removeListener('exit', onExit));
     if (options.netns === undefined) await waitForPort(host, port, 15_000, child);
     else await waitForSocket(dir, port, child);
     // Ready for connections on TCP may still be starting up: ask until it answers.
@@ -159,6 +172,17 @@ export async function startPostgres(options: { host?: string; netns?: string } =
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Whether a process of this pid exists (signal 0 asks without sending anything). */
+function isRunning(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** In a network namespace the port is not reachable from here: wait for the server's own socket file. */
