@@ -3,12 +3,12 @@ import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { isAlive } from './netns.ts';
 import { freePort, waitForPort } from './processes.ts';
 
 /**
  * A throwaway PostgreSQL 15 cluster (Debian's `postgresql` package, see ../shared/lab/README.md): initdb in a
- * temporary directory of the postgres user's, the server on a port of its own on loopback (or an address of a
- * network namespace's), fsync off. The role `doorman` signs in with a password over TCP (scram-sha-256), as a
+ * temporary directory of the postgres user's, the server on a port of its own on 127.0.0.1, fsync off. The role `doorman` signs in with a password over TCP (scram-sha-256), as a
  * box would; the superuser only over the cluster's own socket directory.
  */
 export interface Postgres {
@@ -43,9 +43,9 @@ const USER = 'postgres';
 const asPostgres = (command: string, args: string[]): string =>
   execFileSync('runuser', ['-u', USER, '--', join(BIN, command), ...args], { encoding: 'utf8' });
 
-export async function startPostgres(options: { host?: string; netns?: string } = {}): Promise<Postgres> {
-  const host = options.host ?? '127.0.0.1';
-  const port = options.netns === undefined ? await freePort(host, []) : 15432;
+export async function startPostgres(): Promise<Postgres> {
+  const host = '127.0.0.1';
+  const port = await freePort(host, []);
   const dir = mkdtempSync(join(tmpdir(), 'doorman-pg-'));
   chownSync(dir, uidOf(USER), gidOf(USER));
   const data = join(dir, 'data');
@@ -63,9 +63,7 @@ export async function startPostgres(options: { host?: string; netns?: string } =
   let log = '';
   const start = async () => {
     const args = [
-      ...(options.netns === undefined ? [] : ['ip', 'netns', 'exec', options.netns]),
       // setpriv execs (runuser would fork and keep the signal from reaching postgres).
-      'setpriv',
       `--reuid=${USER}`,
       `--regid=${USER}`,
       '--init-groups',
@@ -87,8 +85,7 @@ export async function startPostgres(options: { host?: string; netns?: string } =
       '-c',
       'log_min_messages=warning',
     ];
-    const [command, ...rest] = args as [string, ...string[]];
-    const started = spawn(command, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const started = spawn('setpriv', args, { stdio: ['ignore', 'ignore', 'pipe'] });
     child = started;
     started.stderr?.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-20_000)));
     // A test run or a bench that dies before its teardown must not leave a server behind (it would outlive
@@ -98,13 +95,13 @@ export async function startPostgres(options: { host?: string; netns?: string } =
       started.kill('SIGQUIT');
       // Nothing asynchronous runs at exit: wait here (at most 3 s) for it to be gone before removing its files.
       const pause = new Int32Array(new SharedArrayBuffer(4));
-      for (let i = 0; i < 60 && isRunning(started.pid); i++) Atomics.wait(pause, 0, 0, 50);
+      for (let i = 0; i < 60 && started.pid !== undefined && isAlive(started.pid); i++)
+        Atomics.wait(pause, 0, 0, 50);
       rmSync(dir, { recursive: true, force: true });
     };
     process.once('exit', onExit);
     started.once('exit', () => process.removeListener('exit', onExit));
-    if (options.netns === undefined) await waitForPort(host, port, 15_000, child);
-    else await waitForSocket(dir, port, child);
+    await waitForPort(host, port, 15_000, child);
     // Ready for connections on TCP may still be starting up: ask until it answers.
     for (let i = 0; ; i++) {
       try {
@@ -172,28 +169,6 @@ export async function startPostgres(options: { host?: string; netns?: string } =
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** Whether a process of this pid exists (signal 0 asks without sending anything). */
-function isRunning(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** In a network namespace the port is not reachable from here: wait for the server's own socket file. */
-async function waitForSocket(dir: string, port: number, child: ChildProcess): Promise<void> {
-  const { existsSync } = await import('node:fs');
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`postgres exited with ${child.exitCode}`);
-    if (existsSync(join(dir, `.s.PGSQL.${port}`))) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('postgres did not make its socket in 15 s');
 }
 
 const uidOf = (user: string) => Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());

@@ -274,7 +274,8 @@ function expiryOf(input: StartSession, now: number): number | undefined {
 }
 
 /**
- * Several sessions started in one statement, each as upsert() would (a replaced row recorded as deleted); the
+ * Several sessions started in one statement (a replaced row gets a new id, see schema.ts, and is recorded as
+ * deleted: a box whose copy still holds it, and whose next delta brings no row for the key, must drop it); the
  * rows in the order of `inputs`. A key given twice starts a new statement there, so the later login replaces
  * the earlier one as it would one at a time.
  */
@@ -325,22 +326,7 @@ async function upsertMany(tx: Tx, context: Context, inputs: readonly StartSessio
 
 /** Insert or replace the session on a key: a replaced row gets a new id (see schema.ts). */
 async function upsert(tx: Tx, context: Context, input: StartSession): Promise<SessionRow> {
-  const { now, change } = context;
-  const expiresAt = expiryOf(input, now);
-  // The row replaced (if any) is recorded as deleted: a box whose copy still holds it, and whose next delta
-  // brings no row for the key (the new one ended too meanwhile), must still drop it.
-  const [row] = await tx<SessionRow[]>`
-    WITH replaced AS (SELECT id FROM sessions WHERE key_kind = ${input.key.kind} AND key = ${input.key.value}),
-      recorded AS (INSERT INTO session_deletions (id, change, at) SELECT id, ${change}, ${now} FROM replaced)
-    INSERT INTO sessions
-      (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout, mac, change)
-    VALUES (${input.key.kind}, ${input.key.value}, ${input.username}, ${input.source}, ${now}, ${now},
-      ${expiresAt ?? null}, ${input.idleTimeoutMs ?? null}, ${input.mac ?? null}, ${change})
-    ON CONFLICT (key_kind, key) DO UPDATE SET id = DEFAULT, username = excluded.username,
-      source = excluded.source, created_at = excluded.created_at, last_seen = excluded.last_seen,
-      expires_at = excluded.expires_at, idle_timeout = excluded.idle_timeout, mac = excluded.mac,
-      change = excluded.change
-    RETURNING *`;
+  const [row] = await upsertMany(tx, context, [input]);
   if (row === undefined) throw new Error('INSERT ... RETURNING gave no row');
   return row;
 }

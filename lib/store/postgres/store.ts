@@ -7,9 +7,10 @@ import { PgApiKeys } from './api-keys.ts';
 import { connectPostgres, showUrl, type PostgresSettings, type Sql } from './connect.ts';
 import { PgDeviceGroups } from './device-groups.ts';
 import { PgDirectorySettings } from './directory-settings.ts';
-import { migratePostgres, requireCurrentSchema, schemaVersion } from './migrate.ts';
+import { migratePostgres, requireCurrentSchema } from './migrate.ts';
 import { PgPortalSettings } from './portal-settings.ts';
 import { Replica } from './replica.ts';
+import { postgresReport } from './status.ts';
 import { PgSessions } from './sessions.ts';
 
 /** One process's way to the shared database: its client, and its replica of the tables. */
@@ -84,28 +85,18 @@ export async function openPostgresStore(
       // Whether a directory is applied is read inside the save's transaction (the row, not this box's file).
       portal: new PgPortalSettings(sql, replica, { clock, leastIdleSeconds: options.leastIdleSeconds }),
       directory,
+      // `doorman store status`'s report of the database, with this process's own staleness beside it.
       status: async (): Promise<StoreStatus> => {
         const stale = replica.staleMs();
-        const base = { engine: 'postgres' as const, location: showUrl(settings.url) };
-        try {
-          const [server] = await sql<{ lag_ms: number | null }[]>`
-            SELECT CASE WHEN pg_is_in_recovery()
-              THEN (extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000)::bigint ELSE 0 END AS lag_ms`;
-          return {
-            ...base,
-            schemaVersion: await schemaVersion(sql),
-            connected: true,
-            ...(stale === undefined ? {} : { staleMs: stale }),
-            replicationLagMs: server?.lag_ms ?? 0,
-          };
-        } catch {
-          return {
-            ...base,
-            schemaVersion: undefined,
-            connected: false,
-            ...(stale === undefined ? {} : { staleMs: stale }),
-          };
-        }
+        const report = await postgresReport(sql, showUrl(settings.url), clock.now());
+        return {
+          engine: 'postgres',
+          location: report.location,
+          schemaVersion: report.schemaVersion ?? undefined,
+          connected: report.connected,
+          ...(stale === undefined ? {} : { staleMs: stale }),
+          ...(report.connected ? { replicationLagMs: report.replicationLagMs ?? 0 } : {}),
+        };
       },
       close: async () => {
         // What was asked for is written first (within the write deadline), then the connections end.
