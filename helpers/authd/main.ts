@@ -50,6 +50,8 @@ import { listenHelperSockets, makeRunDir, type ConnectionHandler, type HelperSoc
 import { pidFilePath, removePidFile, writePidFile } from './pid-file.ts';
 import { PROBE_LINE } from './probe.ts';
 import type { SeamlessService } from './seamless-service.ts';
+import { LastSeamlessResults } from '../../lib/seamless/last-results.ts';
+import { withSeamlessQuery } from './seamless-query.ts';
 import { createSessionService } from './session-service.ts';
 
 /** After SIGTERM, answers still owed get this long; then the connections are cut (the shims ask again). */
@@ -164,6 +166,8 @@ const directoryHandler =
     });
   };
 
+// The last seamless result per client address, for `doorman explain` (asked on the session socket).
+const seamlessResults = new LastSeamlessResults();
 let seamless: Promise<SeamlessService> | undefined;
 const seamlessService = () =>
   (seamless ??= import('./seamless-service.ts').then((m) =>
@@ -177,11 +181,19 @@ const seamlessService = () =>
         negotiate: config.squid.seamless.negotiateChildren,
         ntlm: config.squid.seamless.ntlmChildren,
       },
+      results: seamlessResults,
     }),
   ));
 
 const handlers: Record<HelperKind, ConnectionHandler> = {
-  session: (input, output) => runHelper({ input, output, channelIds: true, log, ...session.handlers }),
+  session: (input, output) =>
+    runHelper({
+      input,
+      output,
+      channelIds: true,
+      log,
+      ...withSeamlessQuery(session.handlers, seamlessResults),
+    }),
   basic: directoryHandler(() => import('../basic-auth-check.ts').then((m) => m.checkBasic)),
   group: directoryHandler(() => import('../group-check.ts').then((m) => m.checkGroups)),
   negotiate: async (input, output) => (await seamlessService()).serve('negotiate', input, output),

@@ -4,7 +4,9 @@ import type { StatefulScheme } from '../../lib/helper-protocol/negotiate.ts';
 import type { Log } from '../../lib/log.ts';
 import { createHandshake, type Handshake, type KerberosAcceptor } from '../../lib/seamless/handshake.ts';
 import { createKerberosAcceptor } from '../../lib/seamless/kerberos-acceptor.ts';
+import type { LastSeamlessResults } from '../../lib/seamless/last-results.ts';
 import { proxyService, type ProxyService } from '../../lib/seamless/proxy-service.ts';
+import { recordedHandshake } from '../../lib/seamless/recorded-handshake.ts';
 import { seamlessPaths } from '../../lib/seamless/paths.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { NtlmClientStore } from '../../lib/store/ntlm-client-store.ts';
@@ -66,6 +68,8 @@ export interface SeamlessServiceOptions {
   children?: { negotiate: number; ntlm: number };
   /** Timers for lease deadlines and the NTLM clients' flush; the global ones (unref'd) by default. */
   timers?: Timers;
+  /** Where each client address's last result is kept for `doorman explain`; none by default. */
+  results?: LastSeamlessResults;
 }
 
 /**
@@ -185,7 +189,7 @@ export function createSeamlessService(options: SeamlessServiceOptions): Seamless
           log,
         }))
     )(paths.smbConf);
-    return createHandshake({
+    const made = createHandshake({
       scheme,
       names: { realm: joined.realm, netbios: joined.netbios },
       kerberos,
@@ -194,6 +198,7 @@ export function createSeamlessService(options: SeamlessServiceOptions): Seamless
       leaseMaxMs: LEASE_MAX_MS,
       onNtlm,
     });
+    return options.results === undefined ? made : recordedHandshake(made, scheme, options.results, clock);
   };
 
   return {

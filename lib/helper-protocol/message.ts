@@ -98,3 +98,28 @@ export const ok = (pairs?: HelperReply['pairs']): HelperReply =>
 export const err = (message?: string): HelperReply =>
   message === undefined ? { result: 'ERR' } : { result: 'ERR', pairs: [['message', message]] };
 export const bh = (message: string): HelperReply => ({ result: 'BH', pairs: [['message', message]] });
+
+/**
+ * A reply line as Squid reads it (without LF): its result and kv-pairs, values URL-decoded; for whoever asks a
+ * helper as Squid would (`doorman explain`). Undefined for a line that is no reply (another result word, a
+ * missing channel-ID, a value that is not UTF-8). Words without "=" are skipped, as Squid skips them.
+ */
+export function parseReply(
+  line: string,
+  channelIds: boolean,
+): { channel: string | undefined; result: HelperResult; pairs: Map<string, string> } | undefined {
+  const words = line.split(' ').filter((w) => w !== '');
+  const channel = channelIds ? words.shift() : undefined;
+  if (channelIds && (channel === undefined || !CHANNEL.test(channel))) return undefined;
+  const [result, ...rest] = words;
+  if (result !== 'OK' && result !== 'ERR' && result !== 'BH') return undefined;
+  const pairs = new Map<string, string>();
+  for (const word of rest) {
+    const eq = word.indexOf('=');
+    if (eq <= 0) continue;
+    const value = unescapeField(word.slice(eq + 1));
+    if (value === undefined) return undefined;
+    pairs.set(word.slice(0, eq), value);
+  }
+  return { channel, result, pairs };
+}

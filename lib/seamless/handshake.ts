@@ -430,7 +430,7 @@ function reasonOf(words: string[]): string {
 }
 
 /** The client's address, Squid's `%>a` as the first extra (URL-escaped like every extra); else undefined. */
-function addressOf(extras: string[]): string | undefined {
+export function addressOf(extras: readonly string[]): string | undefined {
   const first = extras[0];
   if (first === undefined || first.length > 64) return undefined;
   let decoded: string;
