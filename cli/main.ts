@@ -12,6 +12,7 @@ import { apiKeyCommand } from './commands/api-key.ts';
 import { authdCommand } from './commands/authd.ts';
 import { deviceGroupCommand } from './commands/device-group.ts';
 import { directoryCommand } from './commands/directory.ts';
+import { explainCommand } from './commands/explain.ts';
 import { portalCommand } from './commands/portal.ts';
 import { seamlessCommand } from './commands/seamless.ts';
 import { serveCommand } from './commands/serve.ts';
@@ -25,6 +26,7 @@ const commands: readonly Command[] = [
   squidConfCommand,
   apiKeyCommand,
   sessionsCommand,
+  explainCommand,
   directoryCommand,
   adminCommand,
   portalCommand,
