@@ -18,6 +18,8 @@ import type { Store } from '../../lib/store/store.ts';
 import { testSettings } from '../../lib/directory/directory.ts';
 import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
+import { explain } from '../../lib/explain/explain.ts';
+import { gatherFacts } from '../explain-gather.ts';
 import { directorySourceFrom } from '../../portal/splash/directory-source.ts';
 import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/proxy-key.ts';
 import { PasswordGuesses } from '../../lib/security/password-guesses.ts';
@@ -211,6 +213,8 @@ export const serveCommand: Command = {
         admin: {
           store: store.admins,
           ...(privileged === undefined ? {} : { seamless: privileged.control }),
+          explain: async (input) =>
+            explain(await gatherFacts(input, { config: loaded.config, store, clock: systemClock, log })),
           directory: directoryAdminFrom(store.directory, {
             test: (s, password) => testSettings(s, password, { log }),
           }),

@@ -24,6 +24,8 @@ export interface AdminPaths {
   seamlessDisable: string;
   /** GET: the doctor's report. */
   seamlessDoctor: string;
+  /** GET: the Explain screen (?ip=&mac=: why that client is or is not identified). */
+  explain: string;
 }
 
 export function adminPaths(basePath: string): AdminPaths {
@@ -45,5 +47,6 @@ export function adminPaths(basePath: string): AdminPaths {
     seamlessEnable: `${seamless}/enable`,
     seamlessDisable: `${seamless}/disable`,
     seamlessDoctor: `${seamless}/doctor`,
+    explain: `${root}explain`,
   };
 }

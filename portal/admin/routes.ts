@@ -16,6 +16,7 @@ import type { ApplyResult, DirectoryAdmin } from './directory-admin.ts';
 import { DIRECTORY_FIELDS, EMPTY_FORM, readDirectoryForm, settingsToForm } from './directory-form.ts';
 import { adminPaths, type AdminPaths } from './paths.ts';
 import type { PortalAdmin } from './portal-admin.ts';
+import { explainScreen, type Explainer } from './explain-screen.ts';
 import { portalScreen } from './portal-screen.ts';
 import type { SeamlessControl } from './seamless-admin.ts';
 import { seamlessScreen } from './seamless-screen.ts';
@@ -36,6 +37,11 @@ export interface AdminDeps {
    * Without it the screen shows the availability and says to use `doorman seamless` as root.
    */
   seamless?: SeamlessControl;
+  /**
+   * Why a client is or is not identified (the Explain screen): serve's gathering over the store, authd and the
+   * directory. Without it the screen says to use `doorman explain`.
+   */
+  explain?: Explainer;
   /** Wrong sign-ins allowed per client address group in a window, then 429. Default: 5 per 300 s. */
   signInLimits?: FailureLimit;
   /** Wrong sign-ins allowed per account from addresses it has not signed in from. Default: 10 per 60 s. */
@@ -156,6 +162,7 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
     { paths, clock, log, signedIn: [session, signedIn] },
     { directory, control: deps.seamless },
   );
+  explainScreen(route, { paths, clock, log, signedIn: [session, signedIn] }, deps.explain);
 
   const routes = router.routes();
   // Nothing runs after the admin screens: a path under /admin is theirs, answered or not.

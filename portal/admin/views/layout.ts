@@ -9,13 +9,14 @@ export interface Chrome {
   here?: Screen;
 }
 
-export type Screen = 'directory' | 'portal' | 'seamless';
+export type Screen = 'directory' | 'portal' | 'seamless' | 'explain';
 
 /** The admin screens, in the order the navigation lists them. */
 const SCREENS: readonly { screen: Screen; label: string; path: (paths: AdminPaths) => string }[] = [
   { screen: 'directory', label: 'Directory service', path: (p) => p.directory },
   { screen: 'portal', label: 'Captive portal', path: (p) => p.portal },
   { screen: 'seamless', label: 'Seamless authentication', path: (p) => p.seamless },
+  { screen: 'explain', label: 'Explain a client', path: (p) => p.explain },
 ];
 
 /** A whole admin page. No script anywhere: the CSP forbids it, and nothing needs it. */

@@ -57,7 +57,7 @@ ol.steps .running:not(:last-child) { display: none; }
 .status.fail { color: #a0161b; }
 .status.skipped { color: #555; }
 ol.steps p, .check p { margin: 0.15rem 0; overflow-wrap: anywhere; }
-ul.checks { list-style: none; padding: 0; margin: 0 0 1.2rem; }
+ul.checks, ol.checks { list-style: none; padding: 0; margin: 0 0 1.2rem; }
 .check { background: #fff; border: 1px solid #c8c8c4; border-left: 4px solid #8a8a86; border-radius: 3px;
   padding: 0.4rem 0.7rem; margin: 0 0 0.5rem; }
 .check.ok { border-left-color: #2d7a34; }
@@ -70,6 +70,7 @@ dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 dd.good { color: #2d7a34; }
 dd.bad { color: #a0161b; }
+code { font-family: ui-monospace, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
 .actions { display: flex; flex-wrap: wrap; gap: 0.6rem; }
 @media (max-width: 30rem) {
   dl.facts { grid-template-columns: 1fr; }

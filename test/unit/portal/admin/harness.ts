@@ -75,6 +75,19 @@ export function setCookies(reply: Reply): string[] {
   return header === undefined ? [] : header;
 }
 
+/** The text of an HTML fragment as a reader sees it: tags gone, entities decoded, white space squeezed. */
+export const textOf = (fragment: string): string =>
+  fragment
+    .replace(/<[^<>]*>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .replace(/ ([:.,])/g, '$1')
+    .trim();
+
 /** The hidden CSRF field of the (first) form on a page. */
 export function csrfOf(reply: Reply): string {
   const m = /<input type="hidden" name="csrf" value="([^"]*)"/.exec(reply.text);
@@ -120,7 +133,7 @@ export interface AdminPortalOptions {
  */
 export async function startAdminPortal(
   config: ConfigInput = {},
-  options: Partial<Pick<AdminDeps, 'signInLimits' | 'accountLimits' | 'seamless'>> = {},
+  options: Partial<Pick<AdminDeps, 'signInLimits' | 'accountLimits' | 'seamless' | 'explain'>> = {},
   setup: AdminPortalOptions = {},
 ): Promise<AdminPortal> {
   const db = setup.db ?? openDatabase(':memory:');

@@ -11,6 +11,7 @@ import {
   type AdminPortal,
   type AdminPortalOptions,
   type Browser,
+  textOf,
 } from './harness.ts';
 
 let portal: AdminPortal | undefined;
@@ -60,19 +61,6 @@ function fieldBlock(page: string, id: string): string {
   if (start < 0) throw new Error(`no field ${id} on the page:\n${page}`);
   return page.slice(start, page.indexOf('</div>', start));
 }
-
-/** The text of an HTML fragment as a reader sees it: tags gone, entities decoded, white space squeezed. */
-const textOf = (fragment: string): string =>
-  fragment
-    .replace(/<[^<>]*>/g, ' ')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ')
-    .replace(/ ([:.,])/g, '$1')
-    .trim();
 
 /** The error summary at the top of a page. */
 function summaryOf(page: string): string {

@@ -6,6 +6,7 @@ import { DoormanError } from '../../../../lib/errors.ts';
 import { DISABLE_STEPS, ENABLE_STEPS, FakeSeamlessControl } from '../../../support/fake-seamless-control.ts';
 import { FORM, type Reply } from '../harness.ts';
 import { csrfOf, SETTINGS, startAdminPortal, type AdminPortal, type Browser } from './harness.ts';
+import { textOf } from './harness.ts';
 
 let portal: AdminPortal | undefined;
 let fake: FakeSeamlessControl | undefined;
@@ -55,19 +56,6 @@ const dialogue = (fields: Record<string, string> = {}) => ({
   adminPassword: JOIN_PASSWORD,
   ...fields,
 });
-
-/** The text of an HTML fragment as a reader sees it: tags gone, entities decoded, white space squeezed. */
-const textOf = (fragment: string): string =>
-  fragment
-    .replace(/<[^<>]*>/g, ' ')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ')
-    .replace(/ ([:.,])/g, '$1')
-    .trim();
 
 /** The `<div class="field…">` block of one form field. */
 function fieldBlock(page: string, id: string): string {
