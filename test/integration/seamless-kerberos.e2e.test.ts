@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Explanation } from '../../lib/explain/explain.ts';
 import { MAX_NEGOTIATE_LINE_BYTES } from '../../lib/helper-protocol/negotiate.ts';
 import { helperSocket } from '../../lib/seamless/paths.ts';
 import { recordJoined } from '../harness/joined-state.ts';
@@ -97,6 +98,13 @@ describe('Kerberos (Negotiate) through Squid, against an MIT KDC', () => {
       if (line === undefined) await new Promise((r) => setTimeout(r, 20));
     }
     expect(line).toMatch(/ alice /);
+    // doorman explain reads authd's last result for the address: identified by seamless sign-on.
+    const explained = JSON.parse((await lab.cli('explain', '127.0.0.1', '--json')).stdout) as Explanation;
+    expect(explained).toMatchObject({ verdict: 'identified', via: 'seamless', user: 'alice' });
+    expect(explained.steps.find((s) => s.id === 'seamless')).toMatchObject({ status: 'ok' });
+    expect(explained.steps.find((s) => s.id === 'seamless')?.found).toMatch(
+      /^alice signed in by Negotiate at /,
+    );
   });
 
   it('answers 407 to a client without a ticket', async () => {
@@ -114,6 +122,14 @@ describe('Kerberos (Negotiate) through Squid, against an MIT KDC', () => {
     expect((await negotiate()).status).toBe(200);
     expect((await negotiate({ faketime: '+10m' })).status).toBe(407);
     expect(await cacheLogLine('CLOCK_SKEW')).toMatch(/Clock skew too great/);
+    // The last result for the address is the refusal: explain names its code and what to do.
+    const result = await lab.doorman(['explain', '127.0.0.1', '--json'], { allowFailure: true });
+    expect(result.code).toBe(1);
+    const explained = JSON.parse(result.stdout) as Explanation;
+    expect(explained).toMatchObject({ verdict: 'not-identified', decidingStep: 'seamless' });
+    const seamless = explained.steps.find((s) => s.id === 'seamless');
+    expect(seamless?.found).toMatch(/ended in BH \(CLOCK_SKEW\)\.$/);
+    expect(seamless?.advice).toMatch(/^set the client's clock/);
   });
   it('answers 407 to an expired ticket, with the reason in cache.log', async () => {
     // A second KDC on the same keys, its clock 20 minutes behind, gives alice a 2-minute ticket; her client, on

@@ -48,6 +48,8 @@ describe('doorman-authd', () => {
     // runHelper's own checks hold through the shim: a line without a channel-ID is BH, and the child goes on.
     expect(await one.ask('no-channel')).toMatch(/^BH message=request%20has%20no%20channel-ID/);
     expect(await one.ask('2 10.0.0.5 -')).toBe('2 OK user=alice');
+    // doorman explain's question on the same socket: no seamless handshake seen from the address yet.
+    expect(await two.ask('9 seamless-last 10.0.0.5')).toBe('9 ERR message=none');
     expect(await one.end()).toBe(0);
   });
 
