@@ -49,7 +49,7 @@ async function doorman(...args: string[]): Promise<Run> {
 const withConfig = (...args: string[]) => doorman(...args, '--config', config);
 
 describe('doorman CLI', () => {
-  it.each(['serve', 'squid-conf', 'api-key', 'sessions'])(
+  it.each(['serve', 'squid-conf', 'api-key', 'sessions', 'explain'])(
     '%s --help prints usage and exits 0',
     async (name) => {
       const run = await doorman(name, '--help');
@@ -64,6 +64,8 @@ describe('doorman CLI', () => {
       ['sessions', '--bogus'],
       ['api-key', 'rotate'],
       ['sessions', 'end', 'not-an-ip'],
+      ['explain', 'not-an-ip'],
+      ['explain', '10.0.0.5', '--mac', '00:00:00:00:00:00'],
     ]) {
       const run = await doorman(...args);
       expect(run.code, args.join(' ')).toBe(2);
