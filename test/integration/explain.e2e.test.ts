@@ -117,6 +117,24 @@ describe('doorman explain through a real Squid', () => {
     expect(mac.stderr).toContain('explain: mac: "zz:00" is not a MAC address');
   });
 
+  it('the captive portal on: the ICAP decision for a page load from an unidentified client is the splash page', async () => {
+    await lab.doorman(['portal', 'set', '--mode', 'authentication']);
+    try {
+      const { e } = await explainJson('127.0.0.22');
+      const icap = e.steps.find((s) => s.id === 'icap');
+      expect(icap?.status).toBe('fails');
+      expect(icap?.found).toBe(
+        `An intercepted page load (GET http://example.com/) gets a 302 to the splash page (${lab.doormanUrl}portal/): the client is sent to the portal.`,
+      );
+      expect(icap?.advice).toMatch(/^sign in on the splash page/);
+      // An identified client never reaches ICAP.
+      const alice = await explainJson('127.0.0.21');
+      expect(alice.e.steps.find((s) => s.id === 'icap')?.status).toBe('not-applicable');
+    } finally {
+      await lab.doorman(['portal', 'set', '--mode', 'off']);
+    }
+  });
+
   it('authd stopped: the authd step says so and how to start it', async () => {
     await lab.doorman(['authd', 'stop']);
     try {
