@@ -8,6 +8,7 @@ import {
   iso,
   registrationStep,
   sessionStep,
+  StepIds,
   type ExplainStep,
   type StepId,
 } from './steps.ts';
@@ -48,25 +49,25 @@ export interface Explanation {
 export const EXPLAIN_EXIT = { identified: 0, 'not-identified': 1, unknown: 2 } as const;
 
 export function explain(facts: ExplainFacts): Explanation {
-  const steps = [
-    sessionStep(facts),
-    registrationStep(facts),
-    authdStep(facts),
-    groupsStep(facts),
-    squidCacheStep(facts),
-    icapStep(facts),
-    seamlessStep(facts),
-  ];
-  const byId = (id: StepId) => steps.find((s) => s.id === id) as ExplainStep;
+  const byId: Record<StepId, ExplainStep> = {
+    session: sessionStep(facts),
+    registration: registrationStep(facts),
+    authd: authdStep(facts),
+    groups: groupsStep(facts),
+    'squid-cache': squidCacheStep(facts),
+    icap: icapStep(facts),
+    seamless: seamlessStep(facts),
+  };
+  const steps = StepIds.map((id) => byId[id]);
   const user = identifiedUser(facts) ?? null;
   const authdOk = answeredOk(facts);
   const base = { ip: facts.ip, mac: clientMacOf(facts) ?? null, at: iso(facts.now), steps };
 
   if (user !== null || authdOk) {
-    const via = authdOk ? (byId('session').status === 'ok' ? 'session' : 'registration') : 'seamless';
-    const blocking = (['groups', 'squid-cache'] as const)
-      .map(byId)
-      .find((s) => s.status !== 'ok' && s.status !== 'not-applicable');
+    const via = authdOk ? (byId.session.status === 'ok' ? 'session' : 'registration') : 'seamless';
+    const blocking = [byId.groups, byId['squid-cache']].find(
+      (s) => s.status !== 'ok' && s.status !== 'not-applicable',
+    );
     if (blocking === undefined)
       return {
         ...base,
@@ -82,10 +83,10 @@ export function explain(facts: ExplainFacts): Explanation {
       via,
       user,
       decidingStep: blocking.id,
-      summary: `${facts.ip} is named ${user ?? '?'} (${viaWords(via)}), ${blocking.status === 'unknown' ? 'but it cannot be told whether Squid lets it through' : 'but Squid refuses it'}: ${blocking.found}`,
+      summary: `${facts.ip} is named ${user ?? '?'} (${viaWords(via)}), ${refusal(blocking)}: ${blocking.found}`,
     };
   }
-  const deciding = decidingFailure(facts, steps);
+  const deciding = decidingFailure(facts, byId);
   return {
     ...base,
     verdict: 'not-identified',
@@ -107,14 +108,21 @@ const viaWords = (via: 'session' | 'registration' | 'seamless') =>
  * The step an unidentified client fails at: authd itself when it cannot answer; else the seamless sign-on
  * that failed, when one did; else the registration in Device Registration mode; else the session.
  */
-function decidingFailure(facts: ExplainFacts, steps: ExplainStep[]): ExplainStep {
-  const byId = (id: StepId) => steps.find((s) => s.id === id) as ExplainStep;
+function decidingFailure(facts: ExplainFacts, byId: Record<StepId, ExplainStep>): ExplainStep {
   if (facts.authd.kind === 'unreachable' || (facts.authd.kind === 'answered' && facts.authd.result === 'BH'))
-    return byId('authd');
-  if (byId('seamless').status === 'fails') return byId('seamless');
-  if (facts.portal.mode === 'registration' && byId('session').status === 'fails') {
-    const registration = byId('registration');
-    if (registration.status !== 'ok') return registration;
-  }
-  return byId('session').status === 'fails' ? byId('session') : byId('authd');
+    return byId.authd;
+  if (byId.seamless.status === 'fails') return byId.seamless;
+  if (
+    facts.portal.mode === 'registration' &&
+    byId.session.status === 'fails' &&
+    byId.registration.status !== 'ok'
+  )
+    return byId.registration;
+  return byId.session.status === 'fails' ? byId.session : byId.authd;
+}
+
+/** How a named client's blocking step reads in the summary. */
+function refusal(blocking: ExplainStep): string {
+  if (blocking.status === 'unknown') return 'but it cannot be told whether Squid lets it through';
+  return blocking.id === 'squid-cache' ? 'but Squid may still refuse it' : 'but Squid refuses it';
 }

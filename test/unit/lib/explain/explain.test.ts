@@ -214,6 +214,9 @@ describe("explain: Squid's caches", () => {
         '2026-06-01T08:59:40.000Z: Squid may answer from an earlier ERR until 2026-06-01T09:00:40.000Z.',
     );
     expect(stepOf(e, 'squid-cache')?.advice).toMatch(/^wait until 2026-06-01T09:00:40\.000Z/);
+    expect(e.summary).toMatch(
+      /^10\.0\.0\.5 is named alice \(a session on its address\), but Squid may still refuse it: /,
+    );
   });
 
   it('past the window: ok, and when the earlier ERR ran out', () => {
