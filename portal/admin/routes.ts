@@ -78,10 +78,10 @@ const SECURITY_HEADERS = {
 
 /**
  * The admin screens under {base}admin/: sign-in, sign-out, the directory settings, the captive portal
- * (portal-screen.ts) and Enable seamless (seamless-screen.ts). Server-rendered HTML
- * without script. Each route is a fixed list of steps like the API's: method, session or client address and
- * rate limit, capped body, CSRF token, handler. Returns one middleware for every path under /admin (after the
- * base path is stripped); an unknown one there is an HTML 404.
+ * (portal-screen.ts), Enable seamless (seamless-screen.ts) and Explain a client (explain-screen.ts).
+ * Server-rendered HTML without script. Each route is a fixed list of steps like the API's: method, session
+ * or client address and rate limit, capped body, CSRF token, handler. Returns one middleware for every path
+ * under /admin (after the base path is stripped); an unknown one there is an HTML 404.
  */
 export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMiddleware<PortalState> {
   const { config, clock, log } = context;
