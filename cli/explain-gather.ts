@@ -40,7 +40,9 @@ export interface GatherDeps {
   log: Log;
   /** The realm this box is joined to for seamless sign-on, or undefined; localSeamlessRealm by default. */
   seamlessRealm?: () => string | undefined;
-  /** The MAC of the device at an address; lib/net/find-mac.ts (the neighbour table, as the portal) by default. */
+  /**
+   * The MAC of the device at an address; lib/net/find-mac.ts (the neighbour table, as the portal) by default.
+   */
   findMac?: (ip: string) => Promise<MacLookup>;
   /** How one line is asked of authd; askAuthd by default (tests may point it elsewhere). */
   ask?: (socket: string, line: string, deadlineMs: number) => Promise<AskResult>;
@@ -159,7 +161,9 @@ async function seamlessFact(
   };
 }
 
-/** The user's groups from the directory in force (a connection of its own, closed after), within the deadline. */
+/**
+ * The user's groups from the directory in force (a connection of its own, closed after), within the deadline.
+ */
 async function groupLookup(
   store: GatherDeps['store'],
   user: string,
@@ -248,7 +252,10 @@ function readRealm(read: () => string | undefined): string | undefined | Error {
   }
 }
 
-/** This box's seamless sign-on realm, from its own session DB (seamless state is per box); undefined when not joined. */
+/**
+ * This box's seamless sign-on realm, from its own session DB (seamless state is per box); undefined when not
+ * joined.
+ */
 export function localSeamlessRealm(config: Config, clock: Clock): string | undefined {
   const db = openDatabase(dbPath(config), { mustExist: true, busyTimeoutMs: 1000 });
   try {

@@ -6,8 +6,8 @@ import { normaliseIp } from '../../lib/net/address.ts';
 
 /**
  * The session socket's handlers, answering `doorman explain`'s question about an address's last seamless
- * sign-on (lib/helper-protocol/seamless-query.ts) besides Squid's lookups. Memory only: the lookups' DB, cache
- * and "last seen" are not touched by it.
+ * sign-on (lib/helper-protocol/seamless-query.ts) besides Squid's lookups. Memory only: the lookups' DB,
+ * cache and "last seen" are not touched by it.
  */
 export function withSeamlessQuery(handlers: HelperHandlers, results: LastSeamlessResults): HelperHandlers {
   return {

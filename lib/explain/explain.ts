@@ -15,9 +15,9 @@ import {
 
 /**
  * `doorman explain IP`: why that client is or is not identified now, step by step, from facts gathered by a
- * shell (cli/explain-gather.ts). The same Explanation is printed by the CLI, given as JSON (--json; its fields
- * are documented in docs/explain.md and are kept stable: new ones may be added, none renamed), and shown on
- * the admin screen Explain. Pure.
+ * shell (cli/explain-gather.ts). The same Explanation is printed by the CLI, given as JSON (--json; its
+ * fields are documented in docs/explain.md and are kept stable: new ones may be added, none renamed), and
+ * shown on the admin screen Explain. Pure.
  *
  * The verdict follows Squid's own order: authd's answer to the session lookup (or, failing that, the last
  * seamless sign-on), then the group rule, then what Squid may still be caching. It is "unknown" only when a
@@ -45,7 +45,9 @@ export interface Explanation {
   steps: ExplainStep[];
 }
 
-/** The process exit status for a verdict: 0 identified, 1 not identified, 2 could not tell (and bad input). */
+/**
+ * The process exit status for a verdict: 0 identified, 1 not identified, 2 could not tell (and bad input).
+ */
 export const EXPLAIN_EXIT = { identified: 0, 'not-identified': 1, unknown: 2 } as const;
 
 export function explain(facts: ExplainFacts): Explanation {

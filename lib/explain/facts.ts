@@ -75,7 +75,10 @@ export interface SquidTtls {
   groupsNegativeTtl: number;
 }
 
-/** What icap-server/decision.ts decides for a page load (GET http://example.com/, Accept text/html) from the client. */
+/**
+ * What icap-server/decision.ts decides for a page load (GET http://example.com/, Accept text/html) from the
+ * client.
+ */
 export type IcapFact =
   | { kind: 'off' }
   | { kind: 'decided'; status: 'no-change' | 302 | 511 | number; location: string | undefined }

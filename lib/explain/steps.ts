@@ -55,7 +55,10 @@ export const step = (
   advice,
 });
 
-/** Why a stored session does not identify the client now, or undefined when it does (as far as the store tells). */
+/**
+ * Why a stored session does not identify the client now, or undefined when it does (as far as the store
+ * tells).
+ */
 export function sessionEnd(session: Session, now: number, clientMac: string | undefined): string | undefined {
   if (session.expiresAt !== undefined && session.expiresAt <= now)
     return `it ended at ${iso(session.expiresAt)}`;

@@ -3,8 +3,8 @@ import type { StatefulScheme } from '../helper-protocol/negotiate.ts';
 /**
  * The last seamless sign-on result authd saw per client address, for `doorman explain` ("why is this laptop
  * prompted?"): what the handshake ended in, a reason code, the user, when. Never a token, a ticket or a
- * password: only what cache.log already says. Bounded (LRU): a flood of addresses pushes out the oldest, never
- * grows the process.
+ * password: only what cache.log already says. Bounded (LRU): a flood of addresses pushes out the oldest,
+ * never grows the process.
  */
 
 export const SeamlessOutcomes = ['OK', 'ERR', 'BH'] as const;
@@ -15,8 +15,8 @@ export interface SeamlessResult {
   outcome: SeamlessOutcome;
   /**
    * Why, as a stable code: a Kerberos reject code (CLOCK_SKEW, REPLAY, WRONG_PRINCIPAL, EXPIRED, MALFORMED,
-   * KEYTAB, ...), an ntlm_auth NT_STATUS_*, OUT_OF_SEQUENCE, NTLM_AUTH, FOREIGN_REALM, FOREIGN_DOMAIN, REFUSED, FAILED;
-   * undefined for OK.
+   * KEYTAB, ...), an ntlm_auth NT_STATUS_*, OUT_OF_SEQUENCE, NTLM_AUTH, FOREIGN_REALM, FOREIGN_DOMAIN,
+   * REFUSED, FAILED; undefined for OK.
    */
   reason: string | undefined;
   /** The user signed in (OK only). */

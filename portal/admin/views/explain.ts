@@ -41,9 +41,9 @@ const VERDICT: Readonly<Record<Explanation['verdict'], { text: string; banner: s
 };
 
 /**
- * The Explain screen: a GET form (the address, and a MAC for a client the neighbour table lacks), and below it
- * the explanation of `doorman explain`: the verdict first, then each step with what was found and, for a step
- * that fails or cannot tell, what to do.
+ * The Explain screen: a GET form (the address, and a MAC for a client the neighbour table lacks), and below
+ * it the explanation of `doorman explain`: the verdict first, then each step with what was found and, for a
+ * step that fails or cannot tell, what to do.
  */
 export function explainPage(view: ExplainView): string {
   const { paths, values, explanation } = view;
