@@ -254,10 +254,14 @@ function readRealm(read: () => string | undefined): string | undefined | Error {
 
 /**
  * This box's seamless sign-on realm, from its own session DB (seamless state is per box); undefined when not
- * joined.
+ * joined. `busyTimeoutMs`: how long a lock held by another process is waited for (the web app's is 0).
  */
-export function localSeamlessRealm(config: Config, clock: Clock): string | undefined {
-  const db = openDatabase(dbPath(config), { mustExist: true, busyTimeoutMs: 1000 });
+export function localSeamlessRealm(config: Config, clock: Clock, busyTimeoutMs = 1000): string | undefined {
+  const db = openDatabase(dbPath(config), {
+    mustExist: true,
+    busyTimeoutMs,
+    openBusyTimeoutMs: busyTimeoutMs,
+  });
   try {
     return new SeamlessSettingsStore(db, { clock }).current()?.realm;
   } finally {

@@ -19,7 +19,7 @@ import { testSettings } from '../../lib/directory/directory.ts';
 import { directoryAdminFrom } from '../../portal/admin/directory-admin.ts';
 import { createApp } from '../../portal/app.ts';
 import { explain } from '../../lib/explain/explain.ts';
-import { gatherFacts } from '../explain-gather.ts';
+import { gatherFacts, localSeamlessRealm } from '../explain-gather.ts';
 import { directorySourceFrom } from '../../portal/splash/directory-source.ts';
 import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/proxy-key.ts';
 import { PasswordGuesses } from '../../lib/security/password-guesses.ts';
@@ -214,7 +214,16 @@ export const serveCommand: Command = {
           store: store.admins,
           ...(privileged === undefined ? {} : { seamless: privileged.control }),
           explain: async (input) =>
-            explain(await gatherFacts(input, { config: loaded.config, store, clock: systemClock, log })),
+            explain(
+              await gatherFacts(input, {
+                config: loaded.config,
+                store,
+                clock: systemClock,
+                log,
+                // The web app never waits for another process's lock (busy_timeout 0): locked, step 7 says so.
+                seamlessRealm: () => localSeamlessRealm(loaded.config, systemClock, 0),
+              }),
+            ),
           directory: directoryAdminFrom(store.directory, {
             test: (s, password) => testSettings(s, password, { log }),
           }),
