@@ -2,62 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EXPLAIN_EXIT, explain, type Explanation } from '../../../../lib/explain/explain.ts';
 import type { ExplainFacts } from '../../../../lib/explain/facts.ts';
 import type { StepId } from '../../../../lib/explain/steps.ts';
-import type { Session } from '../../../../lib/store/session-store.ts';
-
-const NOW = Date.UTC(2026, 5, 1, 9);
-const MIN = 60_000;
-
-const session = (over: Partial<Session> = {}): Session => ({
-  id: 1,
-  key: { kind: 'ip', value: '10.0.0.5' },
-  username: 'alice',
-  source: 'api',
-  createdAt: NOW - 30 * MIN,
-  lastSeen: NOW - MIN,
-  expiresAt: NOW + 60 * MIN,
-  idleTimeoutMs: 10 * MIN,
-  ...over,
-});
-
-/** An identified client by default: a session, authd OK, no groups, no portal, no seamless. */
-function facts(over: Partial<ExplainFacts> = {}): ExplainFacts {
-  return {
-    ip: '10.0.0.5',
-    now: NOW,
-    baseUrl: 'https://proxy.example.test/',
-    mac: { kind: 'none', reason: 'not-on-link', message: '10.0.0.5 is behind a router' },
-    session: session(),
-    registration: undefined,
-    portal: { mode: 'off', registrationClearDate: null },
-    authd: {
-      kind: 'answered',
-      asked: '10.0.0.5 -',
-      result: 'OK',
-      user: 'alice',
-      message: undefined,
-      ms: 0.4,
-      socket: '/var/lib/doorman/run/session.sock',
-    },
-    groups: { allow: [], lookup: { kind: 'not-asked' } },
-    squid: { ttl: 5, negativeTtl: 0, groupsTtl: 60, groupsNegativeTtl: 60 },
-    icap: { kind: 'off' },
-    seamless: { kind: 'not-enabled' },
-    ...over,
-  };
-}
-
-const notIdentified: Partial<ExplainFacts> = {
-  session: undefined,
-  authd: {
-    kind: 'answered',
-    asked: '10.0.0.5 -',
-    result: 'ERR',
-    user: undefined,
-    message: undefined,
-    ms: 0.3,
-    socket: '/var/lib/doorman/run/session.sock',
-  },
-};
+import { facts, MIN, NOW, notIdentified, session } from '../../../support/explain-facts.ts';
 
 const stepOf = (e: Explanation, id: StepId) => e.steps.find((s) => s.id === id);
 

@@ -3,6 +3,7 @@ import { explain } from '../../../../lib/explain/explain.ts';
 import type { ExplainFacts } from '../../../../lib/explain/facts.ts';
 import type { ExplainInput } from '../../../../lib/explain/input.ts';
 import type { Explainer } from '../../../../portal/admin/explain-screen.ts';
+import { facts, NOW, notIdentified } from '../../../support/explain-facts.ts';
 import { startAdminPortal, textOf, type AdminPortal } from './harness.ts';
 
 let portal: AdminPortal | undefined;
@@ -11,34 +12,16 @@ afterEach(async () => {
   portal = undefined;
 });
 
-const NOW = Date.UTC(2026, 5, 1, 9);
-
-/** The facts of a client nobody logged in, for whatever address is asked (the gathering stands in). */
-const nobody = (input: ExplainInput): ExplainFacts => ({
-  ip: input.ip,
-  now: NOW,
-  baseUrl: 'http://localhost:8080/',
-  mac:
-    input.mac === undefined
-      ? { kind: 'none', reason: 'no-entry', message: 'no entry' }
-      : { kind: 'given', mac: input.mac },
-  session: undefined,
-  registration: undefined,
-  portal: { mode: 'off', registrationClearDate: null },
-  authd: {
-    kind: 'answered',
-    asked: `${input.ip} -`,
-    result: 'ERR',
-    user: undefined,
-    message: undefined,
-    ms: 1,
-    socket: '/s/run/session.sock',
-  },
-  groups: { allow: [], lookup: { kind: 'not-asked' } },
-  squid: { ttl: 5, negativeTtl: 0, groupsTtl: 60, groupsNegativeTtl: 60 },
-  icap: { kind: 'off' },
-  seamless: { kind: 'not-enabled' },
-});
+/** A client nobody logged in, at whatever address and MAC is asked (the gathering stands in). */
+const nobody = (input: ExplainInput): ExplainFacts =>
+  facts({
+    ...notIdentified,
+    ip: input.ip,
+    mac:
+      input.mac === undefined
+        ? { kind: 'none', reason: 'no-entry', message: 'no entry' }
+        : { kind: 'given', mac: input.mac },
+  });
 
 async function signedIn(explainer?: Explainer) {
   const asked: ExplainInput[] = [];
