@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
 import { agreementUsername, type SessionLimitUpdate } from '../portal/session-limits.ts';
 import type { Db } from './database.ts';
+import type { SessionPage, SessionSearch } from './session-search.ts';
 
 export const SessionSources = ['api', 'portal', 'registration', 'agreement'] as const;
 export type SessionSource = (typeof SessionSources)[number];
@@ -83,6 +84,21 @@ export const toSession = (r: SessionColumns): Session => ({
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
 
 /**
+ * search()'s conditions. A user name: LIKE and NOCASE fold ASCII letters only, as session-search.ts's
+ * foldAscii does for PostgreSQL. A key's start: a range of the (key_kind, key) index, not LIKE (which
+ * could not use it case-insensitively).
+ */
+const SEARCH_WHERE = {
+  user: { exact: 'username = @text COLLATE NOCASE', prefix: "username LIKE @pattern ESCAPE '\\'" },
+  ip: { exact: "key_kind = 'ip' AND key = @text", prefix: "key_kind = 'ip' AND key >= @text AND key < @end" },
+  mac: {
+    exact: "(key_kind = 'mac' AND key = @text) OR (key_kind = 'ip' AND mac = @text)",
+    prefix:
+      "(key_kind = 'mac' AND key >= @text AND key < @end) OR (key_kind = 'ip' AND mac >= @text AND mac < @end)",
+  },
+} as const;
+
+/**
  * The idle limit a save of the portal settings writes: the new one (@idle), except on a row the DB already
  * shows idle past its current limit, when the new one is longer or none: that row keeps its limit, so a
  * longer idle timeout never brings an ended session back. (The helper judges with "last seen" times it has
@@ -123,6 +139,9 @@ export class SessionStore {
   readonly #agreements: Statement;
   readonly #endById: Statement;
   readonly #rename: Statement;
+  readonly #endByUser: Statement;
+  /** search()'s statements, one per shape of search, prepared on first use. */
+  readonly #searches = new Map<string, Statement>();
 
   constructor(db: Db, clock: Clock) {
     this.#db = db;
@@ -174,6 +193,7 @@ export class SessionStore {
     );
     this.#endById = db.prepare('DELETE FROM sessions WHERE id = ?');
     this.#rename = db.prepare('UPDATE sessions SET username = @username WHERE id = @id');
+    this.#endByUser = db.prepare('DELETE FROM sessions WHERE username = ?');
   }
 
   /** Start a session on a key, replacing any session there. */
@@ -206,6 +226,41 @@ export class SessionStore {
 
   list(): Session[] {
     return (this.#list.all({ now: this.#clock.now() }) as Row[]).map(toSession);
+  }
+
+  /**
+   * A page of the live sessions matching a search (see session-search.ts), in key order. Walks the
+   * (key_kind, key) index from the page's start and stops after limit + 1 matches: an address or MAC is a
+   * range of that index; a user name is compared on each row walked (no index on it: a name that matches few
+   * of a million sessions reads them all once, which SQLite does in tens of milliseconds).
+   */
+  search(search: SessionSearch): SessionPage {
+    const after = search.after !== undefined;
+    const shape = `${search.by}:${search.prefix}:${after}`;
+    let statement = this.#searches.get(shape);
+    if (statement === undefined) {
+      statement = this.#db.prepare(
+        `SELECT * FROM sessions WHERE ${LIVE} AND (${SEARCH_WHERE[search.by][search.prefix ? 'prefix' : 'exact']})
+         ${after ? 'AND (key_kind, key) > (@afterKind, @afterKey)' : ''}
+         ORDER BY key_kind, key LIMIT @limit`,
+      );
+      this.#searches.set(shape, statement);
+    }
+    const rows = statement.all({
+      now: this.#clock.now(),
+      text: search.text,
+      // Every key and MAC is ASCII: this sorts after any key that starts with the text.
+      end: `${search.text}\u{10FFFF}`,
+      pattern: `${search.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
+      limit: search.limit + 1,
+      ...(search.after === undefined ? {} : { afterKind: search.after.kind, afterKey: search.after.value }),
+    }) as Row[];
+    return { sessions: rows.slice(0, search.limit).map(toSession), more: rows.length > search.limit };
+  }
+
+  /** End every session of a user name (exactly as stored). Returns how many there were. */
+  endByUser(username: string): number {
+    return this.#endByUser.run(username).changes;
   }
 
   /** End every session. Returns how many there were. */

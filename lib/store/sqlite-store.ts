@@ -98,6 +98,7 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
   const sessionRepository: SessionRepository = {
     find: (key) => sessions.find(key),
     list: () => sessions.list(),
+    search: (search) => sessions.search(search),
     start: (input) => commit(() => sessions.start(input)),
     // A registration from an IPv6 client is bound to the client's address too (lib/portal/address-binding.ts):
     // Squid cannot give the helper an IPv6 client's MAC. Both in one transaction, answered once committed
@@ -125,6 +126,7 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     end: (key) => commit(() => sessions.end(key)),
     clear: () => commit(() => sessions.clear()),
     endBySource: (sources) => commit(() => sessions.endBySource(sources)),
+    endByUser: (username) => commit(() => sessions.endByUser(username)),
     touch: (seen) => commit(() => sessions.touch(seen)),
     // In bounded chunks, each its own commit: a million ended sessions never hold the event loop (and the
     // lookups waiting on it) for a second in one statement.

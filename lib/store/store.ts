@@ -5,6 +5,7 @@ import type { ApiKeyInfo } from './api-key-store.ts';
 import type { ChangedDeviceGroup, DeviceGroupChanges } from './device-group-store.ts';
 import type { AppliedDirectory, ApplyOptions, ApplyResult } from './directory-settings-store.ts';
 import type { PortalSaveResult, PortalSettingsPatch } from './portal-settings-store.ts';
+import type { SessionPage, SessionSearch } from './session-search.ts';
 import type { Session, SessionKey, SessionSource, StartSession } from './session-store.ts';
 
 /**
@@ -29,6 +30,11 @@ export interface SessionRepository {
   find(key: SessionKey): Session | undefined;
   /** Every live session, ordered by key kind and key. */
   list(): Session[];
+  /**
+   * A page of the live sessions matching a search, in list()'s order (lib/store/session-search.ts): at most
+   * `limit`, never all of them sorted or copied to find it.
+   */
+  search(search: SessionSearch): SessionPage;
   /** Start a session on a key, replacing any there. Writes of one event-loop turn share one transaction. */
   start(input: StartSession): Promise<Session>;
   /**
@@ -53,6 +59,8 @@ export interface SessionRepository {
   clear(): Promise<number>;
   /** End the sessions made by these ways in (Clear current sessions); how many. */
   endBySource(sources: readonly SessionSource[]): Promise<number>;
+  /** End every session of this user name (exactly as stored: the admin's "end all of a user"); how many. */
+  endByUser(username: string): Promise<number>;
   /** Record "last seen" times (session id → ms); a later time than the stored one wins. */
   touch(seen: ReadonlyMap<number, number>): Promise<void>;
   /** Delete sessions past their hard expiry; how many. */

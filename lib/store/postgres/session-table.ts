@@ -81,6 +81,13 @@ export class SessionTable {
     return toSession(row);
   }
 
+  /** Every session before its hard expiry, in no order (a search's scan: nothing sorted, one at a time). */
+  *live(now: number): Generator<Session> {
+    for (const row of this.#byId.values()) {
+      if (row.expires_at === null || row.expires_at > now) yield toSession(row);
+    }
+  }
+
   /** Every session before its hard expiry, by key kind then key (the SQLite store's order). */
   list(now: number): Session[] {
     const live: Session[] = [];

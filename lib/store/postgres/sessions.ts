@@ -9,6 +9,7 @@ import {
   type SessionSource,
   type StartSession,
 } from '../session-store.ts';
+import { firstMatches, type SessionPage, type SessionSearch } from '../session-search.ts';
 import type { SessionRepository } from '../store.ts';
 import { takeChange } from './changes.ts';
 import type { Sql, Tx } from './connect.ts';
@@ -105,6 +106,19 @@ export class PgSessions implements SessionRepository {
     return this.#table.list(this.#clock.now());
   }
 
+  /**
+   * A scan of this process's copy: an exact address or MAC key is one lookup; anything else is one pass over
+   * the live sessions keeping only the page (firstMatches), never a sort of them all.
+   */
+  search(search: SessionSearch): SessionPage {
+    const now = this.#clock.now();
+    if (!search.prefix && search.by === 'ip') {
+      const found = this.#table.find({ kind: 'ip', value: search.text }, now);
+      return firstMatches(found === undefined ? [] : [found], search);
+    }
+    return firstMatches(this.#table.live(now), search);
+  }
+
   /** How many sessions this process holds (live or not yet purged). */
   get size(): number {
     return this.#table.size;
@@ -184,6 +198,13 @@ export class PgSessions implements SessionRepository {
   endBySource(sources: readonly SessionSource[]): Promise<number> {
     return this.#batch.run(async (tx, context) => {
       const rows = await deleteSessions(tx, context, tx`source = ANY(${[...sources]}::text[])`);
+      return { value: rows.length, deleted: rows.map((r) => r.id) };
+    });
+  }
+
+  endByUser(username: string): Promise<number> {
+    return this.#batch.run(async (tx, context) => {
+      const rows = await deleteSessions(tx, context, tx`username = ${username}`);
       return { value: rows.length, deleted: rows.map((r) => r.id) };
     });
   }

@@ -6,6 +6,7 @@ import { describeDeviceGroups } from './contract/device-groups.ts';
 import { describeDirectorySettings } from './contract/directory-settings.ts';
 import { describePortalSettings } from './contract/portal-settings.ts';
 import { describePortalSessions } from './contract/sessions-portal.ts';
+import { describeSessionSearch } from './contract/sessions-search.ts';
 import { describeSessions } from './contract/sessions.ts';
 
 /**
@@ -17,6 +18,7 @@ describe('the SQLite store (contract)', () => {
   const { open } = useSqliteSite();
   describeSessions(open);
   describePortalSessions(open);
+  describeSessionSearch(open);
   describeApiKeys(open);
   describeAdmins(open);
   describeDeviceGroups(open);

@@ -3,6 +3,7 @@ import { DELETIONS_KEPT_MS } from '../../../../../lib/store/postgres/sessions.ts
 import { usePgSite } from '../../../../harness/pg-site.ts';
 import { rejection } from '../../../../support/thrown.ts';
 import { describePortalSessions } from '../contract/sessions-portal.ts';
+import { describeSessionSearch } from '../contract/sessions-search.ts';
 import { describeSessions, ip, T0 } from '../contract/sessions.ts';
 
 /** Until `check` holds (a replica catching up on a notification alone: the boxes poll once a minute). */
@@ -13,6 +14,7 @@ describe('PgSessions (a real PostgreSQL 15)', { timeout: 30_000 }, () => {
   const { pg, open } = usePgSite();
   describeSessions(open);
   describePortalSessions(open);
+  describeSessionSearch(open);
 
   it("a login on A is A's at once and B's on the notification; a logout on B ends it on A", async () => {
     const site = await open({ now: T0 });
