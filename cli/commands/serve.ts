@@ -29,6 +29,9 @@ import { OpenOnDemand } from '../../lib/open-on-demand.ts';
 import { unavailableApp } from '../../portal/unavailable.ts';
 import { dropPrivileges } from '../../lib/system/service-user.ts';
 import { superviseAuthd } from '../../helpers/authd/supervisor.ts';
+import { probeAuthd } from '../../helpers/authd/probe.ts';
+import { helperSocket } from '../../lib/seamless/paths.ts';
+import type { HomeProbes } from '../../portal/admin/home-checks.ts';
 import { resumeAtStart, startPrivilegedSeamless } from '../../lib/seamless/privileged.ts';
 import {
   type Command,
@@ -212,6 +215,9 @@ export const serveCommand: Command = {
         log,
         admin: {
           store: store.admins,
+          sessions: store.sessions,
+          apiKeys: store.apiKeys,
+          probes: homeProbes(store, loaded.config.stateDir, log),
           ...(privileged === undefined ? {} : { seamless: privileged.control }),
           explain: async (input) =>
             explain(
@@ -323,4 +329,28 @@ const PURGE_EVERY_MS = 3_600_000;
 /** `host:port`, an IPv6 address in brackets. */
 function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/**
+ * What the admin Home screen asks outside serve's own process: a bind and group count with the applied
+ * directory settings, one lookup over authd's socket, the store's status. The screen bounds each by its
+ * deadline (an abandoned directory test ends at its own timeouts).
+ */
+function homeProbes(store: Store, stateDir: string, log: (line: string) => void): HomeProbes {
+  const deadlineMs = 2000;
+  return {
+    deadlineMs,
+    directory: async () => {
+      const applied = store.directory.load();
+      if (applied === undefined) throw new Error('no directory is applied');
+      const tested = await testSettings(applied.settings, applied.password, { log });
+      if (!tested.ok) throw new Error(tested.error.message);
+      return { groupCount: tested.groupCount };
+    },
+    authd: async () => {
+      const probed = await probeAuthd(helperSocket(stateDir, 'session'), deadlineMs);
+      return probed.ok ? { ok: true, ms: probed.ms } : { ok: false, detail: probed.detail };
+    },
+    store: () => store.status(),
+  };
 }

@@ -1,6 +1,6 @@
 /** Where the admin screens are, as absolute paths under baseUrl's path (for links, forms and redirects). */
 export interface AdminPaths {
-  /** `{base}admin/`: also the cookies' Path. */
+  /** `{base}admin/`: also the cookies' Path, and the Home screen (is Doorman working?). */
   root: string;
   signIn: string;
   signOut: string;
@@ -26,6 +26,22 @@ export interface AdminPaths {
   seamlessDoctor: string;
   /** GET: the Explain screen (?ip=&mac=: why that client is or is not identified). */
   explain: string;
+  /** GET: search the live sessions (query string q, by, match, after). */
+  sessions: string;
+  /** POST: end one session (its key). */
+  endSession: string;
+  /** POST: end every session of a user name. */
+  endUserSessions: string;
+  /** GET: the login API's keys; POST: make one (shown once, on that answer only). */
+  apiKeys: string;
+  /** POST: revoke a key by name. */
+  revokeApiKey: string;
+  /** GET: the administrators; POST: add one. */
+  admins: string;
+  /** POST: set an administrator's new password. */
+  adminPassword: string;
+  /** POST: remove an administrator (and end their sign-ins). */
+  removeAdmin: string;
 }
 
 export function adminPaths(basePath: string): AdminPaths {
@@ -48,5 +64,13 @@ export function adminPaths(basePath: string): AdminPaths {
     seamlessDisable: `${seamless}/disable`,
     seamlessDoctor: `${seamless}/doctor`,
     explain: `${root}explain`,
+    sessions: `${root}sessions`,
+    endSession: `${root}sessions/end`,
+    endUserSessions: `${root}sessions/end-user`,
+    apiKeys: `${root}api-keys`,
+    revokeApiKey: `${root}api-keys/revoke`,
+    admins: `${root}admins`,
+    adminPassword: `${root}admins/password`,
+    removeAdmin: `${root}admins/remove`,
   };
 }

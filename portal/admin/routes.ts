@@ -14,12 +14,17 @@ import { AdminCookies } from './cookies.ts';
 import { checkSessionCsrf, CSRF_FIELD, SignInCsrf } from './csrf.ts';
 import type { ApplyResult, DirectoryAdmin } from './directory-admin.ts';
 import { DIRECTORY_FIELDS, EMPTY_FORM, readDirectoryForm, settingsToForm } from './directory-form.ts';
+import { adminsScreen } from './admins-screen.ts';
+import { apiKeysScreen, type ApiKeysAdmin } from './api-keys-screen.ts';
+import type { HomeProbes } from './home-checks.ts';
+import { homeScreen } from './home-screen.ts';
 import { adminPaths, type AdminPaths } from './paths.ts';
 import type { PortalAdmin } from './portal-admin.ts';
 import { explainScreen, type Explainer } from './explain-screen.ts';
 import { portalScreen } from './portal-screen.ts';
 import type { SeamlessControl } from './seamless-admin.ts';
 import { seamlessScreen } from './seamless-screen.ts';
+import { sessionsScreen, type SessionsAdmin } from './sessions-screen.ts';
 import { adminOf, loadAdminSession, requireAdmin, seeOther } from './session.ts';
 import { type FailureLimit, SignInLimits } from './sign-in-limits.ts';
 import { directoryPage, groupsFound, type Outcome } from './views/directory.ts';
@@ -42,6 +47,12 @@ export interface AdminDeps {
    * directory. Without it the screen says to use `doorman explain`.
    */
   explain?: Explainer;
+  /** The Sessions screen: search, end one, end all of a user (the store's sessions). */
+  sessions: SessionsAdmin;
+  /** The API keys screen: list, make, revoke (the store's API keys). */
+  apiKeys: ApiKeysAdmin;
+  /** The Home screen's checks of what lies outside this process (the directory, authd, the store). */
+  probes?: HomeProbes;
   /** Wrong sign-ins allowed per client address group in a window, then 429. Default: 5 per 300 s. */
   signInLimits?: FailureLimit;
   /** Wrong sign-ins allowed per account from addresses it has not signed in from. Default: 10 per 60 s. */
@@ -77,11 +88,12 @@ const SECURITY_HEADERS = {
 } as const;
 
 /**
- * The admin screens under {base}admin/: sign-in, sign-out, the directory settings, the captive portal
- * (portal-screen.ts), Enable seamless (seamless-screen.ts) and Explain a client (explain-screen.ts).
- * Server-rendered HTML without script. Each route is a fixed list of steps like the API's: method, session
- * or client address and rate limit, capped body, CSRF token, handler. Returns one middleware for every path
- * under /admin (after the base path is stripped); an unknown one there is an HTML 404.
+ * The admin screens under {base}admin/: sign-in, sign-out, Home (home-screen.ts), Sessions
+ * (sessions-screen.ts), the directory settings, the captive portal (portal-screen.ts), Enable seamless
+ * (seamless-screen.ts), Explain a client (explain-screen.ts), API keys (api-keys-screen.ts) and Admins
+ * (admins-screen.ts). Server-rendered HTML without script. Each route is a fixed list of steps like the API's:
+ * method, session or client address and rate limit, capped body, CSRF token, handler. Returns one middleware
+ * for every path under /admin (after the base path is stripped); an unknown one there is an HTML 404.
  */
 export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMiddleware<PortalState> {
   const { config, clock, log } = context;
@@ -104,9 +116,6 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
   const route = routeAdder(router);
 
   route('/admin', { GET: [(ctx) => seeOther(ctx, paths.root)] });
-  route('/admin/', {
-    GET: [session, (ctx) => seeOther(ctx, ctx.state.admin ? paths.directory : paths.signIn)],
-  });
   route('/admin/style.css', {
     GET: [
       (ctx) => {
@@ -156,13 +165,19 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
     ],
   });
 
-  portalScreen(route, { paths, clock, log, signedIn: [session, signedIn] }, deps.portal);
-  seamlessScreen(
-    route,
-    { paths, clock, log, signedIn: [session, signedIn] },
-    { directory, control: deps.seamless },
-  );
-  explainScreen(route, { paths, clock, log, signedIn: [session, signedIn] }, deps.explain);
+  const screen = { paths, clock, log, signedIn: [session, signedIn] };
+  homeScreen(route, screen, {
+    directory,
+    portal: deps.portal,
+    seamless: deps.seamless,
+    probes: deps.probes ?? {},
+  });
+  sessionsScreen(route, screen, deps.sessions);
+  portalScreen(route, screen, deps.portal);
+  seamlessScreen(route, screen, { directory, control: deps.seamless });
+  explainScreen(route, screen, deps.explain);
+  apiKeysScreen(route, screen, deps.apiKeys);
+  adminsScreen(route, { ...screen, cookies }, store);
 
   const routes = router.routes();
   // Nothing runs after the admin screens: a path under /admin is theirs, answered or not.
@@ -178,7 +193,7 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
 /** The sign-in form, with a CSRF nonce cookie (kept if the browser has a good one: several tabs work). */
 function showSignIn(paths: AdminPaths, cookies: AdminCookies, csrf: SignInCsrf): Middleware<PortalState> {
   return function showSignInForm(ctx) {
-    if (ctx.state.admin !== undefined) return seeOther(ctx, paths.directory);
+    if (ctx.state.admin !== undefined) return seeOther(ctx, paths.root);
     const existing = cookies.signIn(ctx);
     const nonce = csrf.isNonce(existing) ? existing : csrf.newNonce();
     cookies.setSignIn(ctx, nonce);
@@ -226,7 +241,7 @@ function signIn(
     cookies.clearSignIn(ctx);
     ctx.state.username = user;
     log(`admin: ${showValue(user)} signed in from ${ip}`);
-    seeOther(ctx, paths.directory);
+    seeOther(ctx, paths.root);
   };
 }
 

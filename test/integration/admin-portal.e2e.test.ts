@@ -98,13 +98,13 @@ describe.each<ViewportName>(['desktop', 'phone'])('the captive portal admin scre
 
     const { context, page } = await newPage(browser, viewport);
     try {
-      // Not signed in: the sign-in page, then the directory screen, and the navigation to this one.
+      // Not signed in: the sign-in page, then the Home screen, and the navigation to this one.
       await page.goto(`${baseUrl}admin/portal`);
       expect(new URL(page.url()).pathname).toBe('/admin/sign-in');
       await page.getByLabel('User name').fill('admin');
       await page.getByLabel('Password').fill(ADMIN_PASSWORD);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/admin\/directory$/);
+      await page.waitForURL(/\/admin\/$/);
       await page
         .getByRole('navigation', { name: 'Screens' })
         .getByRole('link', { name: 'Captive portal' })

@@ -68,7 +68,7 @@ describe.each<ViewportName>(['desktop', 'phone'])('the Enable seamless screen (%
       await page.getByLabel('User name').fill(ADMIN);
       await page.getByLabel('Password').fill(ADMIN_PASSWORD);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/admin\/directory$/);
+      await page.waitForURL(/\/admin\/$/);
       await page
         .getByRole('navigation', { name: 'Screens' })
         .getByRole('link', { name: 'Seamless authentication' })

@@ -9,14 +9,19 @@ export interface Chrome {
   here?: Screen;
 }
 
-export type Screen = 'directory' | 'portal' | 'seamless' | 'explain';
+export type Screen =
+  'home' | 'sessions' | 'directory' | 'portal' | 'seamless' | 'explain' | 'api-keys' | 'admins';
 
 /** The admin screens, in the order the navigation lists them. */
 const SCREENS: readonly { screen: Screen; label: string; path: (paths: AdminPaths) => string }[] = [
+  { screen: 'home', label: 'Home', path: (p) => p.root },
+  { screen: 'sessions', label: 'Sessions', path: (p) => p.sessions },
   { screen: 'directory', label: 'Directory service', path: (p) => p.directory },
   { screen: 'portal', label: 'Captive portal', path: (p) => p.portal },
   { screen: 'seamless', label: 'Seamless authentication', path: (p) => p.seamless },
   { screen: 'explain', label: 'Explain a client', path: (p) => p.explain },
+  { screen: 'api-keys', label: 'API keys', path: (p) => p.apiKeys },
+  { screen: 'admins', label: 'Admins', path: (p) => p.admins },
 ];
 
 /** A whole admin page. No script anywhere: the CSP forbids it, and nothing needs it. */

@@ -7,7 +7,7 @@ import type { Schedule } from '../../../../lib/store/busy.ts';
 import { PortalSettingsStore } from '../../../../lib/store/portal-settings-store.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
 import { openSqliteStore } from '../../../../lib/store/sqlite-store.ts';
-import type { DeviceGroupRepository } from '../../../../lib/store/store.ts';
+import type { ApiKeyRepository, DeviceGroupRepository } from '../../../../lib/store/store.ts';
 import type { ApplyResult, DirectoryAdmin } from '../../../../portal/admin/directory-admin.ts';
 import type { AdminDeps } from '../../../../portal/admin/routes.ts';
 import { createApp } from '../../../../portal/app.ts';
@@ -108,6 +108,8 @@ export interface AdminPortal {
   sessions: SessionStore;
   portalSettings: PortalSettingsStore;
   deviceGroups: DeviceGroupRepository;
+  /** The web app's own API keys (the API keys screen's). */
+  apiKeys: ApiKeyRepository;
   logs: string[];
   /** The path of baseUrl: '/' unless the test configures another. */
   base: string;
@@ -133,7 +135,9 @@ export interface AdminPortalOptions {
  */
 export async function startAdminPortal(
   config: ConfigInput = {},
-  options: Partial<Pick<AdminDeps, 'signInLimits' | 'accountLimits' | 'seamless' | 'explain'>> = {},
+  options: Partial<
+    Pick<AdminDeps, 'signInLimits' | 'accountLimits' | 'seamless' | 'explain' | 'probes'>
+  > = {},
   setup: AdminPortalOptions = {},
 ): Promise<AdminPortal> {
   const db = setup.db ?? openDatabase(':memory:');
@@ -163,6 +167,8 @@ export async function startAdminPortal(
     log: (l) => logs.push(l),
     admin: {
       store: shared.admins,
+      sessions: shared.sessions,
+      apiKeys: shared.apiKeys,
       directory,
       portal: {
         settings: shared.portal,
@@ -186,6 +192,7 @@ export async function startAdminPortal(
     sessions,
     portalSettings,
     deviceGroups,
+    apiKeys: shared.apiKeys,
     logs,
     base: new URL(parsed.baseUrl).pathname,
     send: (o) => sendTo(target, o),

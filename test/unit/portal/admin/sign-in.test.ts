@@ -33,20 +33,20 @@ describe('pages need a signed-in admin', () => {
     });
   });
 
-  it('signs in and lands on the directory page; / then goes there too', async () => {
+  it('signs in and lands on the Home page; the sign-in page then goes there too', async () => {
     const p = (portal = await startAdminPortal());
     const b = p.browser();
     const reply = await b.signIn();
     expect(reply.status).toBe(303);
-    expect(reply.headers.location).toBe('/admin/directory');
-    const page = await b.get('/admin/directory');
+    expect(reply.headers.location).toBe('/admin/');
+    const page = await b.get('/admin/');
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(page.text).toContain(`Signed in as <strong>${ADMIN}</strong>`);
-    expect(await b.get('/admin/')).toMatchObject({ status: 303, headers: { location: '/admin/directory' } });
+    expect(page.text).toContain('Is Doorman working?');
     expect(await b.get('/admin/sign-in')).toMatchObject({
       status: 303,
-      headers: { location: '/admin/directory' },
+      headers: { location: '/admin/' },
     });
     expect(p.logs).toContainEqual(`admin: "${ADMIN}" signed in from 127.0.0.1`);
   });
@@ -56,7 +56,7 @@ describe('pages need a signed-in admin', () => {
     const b = p.browser();
     expect((await b.get('/doorman/admin/')).headers.location).toBe('/doorman/admin/sign-in');
     const reply = await b.signIn();
-    expect(reply.headers.location).toBe('/doorman/admin/directory');
+    expect(reply.headers.location).toBe('/doorman/admin/');
     expect(cookieNamed(reply, 'doorman_admin')).toMatch(/; Path=\/doorman\/admin\/;/);
     expect((await b.get('/doorman/admin/directory')).status).toBe(200);
     expect((await b.get('/admin/sign-in')).status).toBe(404);

@@ -1,0 +1,158 @@
+import type { ParameterizedContext } from 'koa';
+import { DoormanError, InvalidInputError, showValue } from '../../lib/errors.ts';
+import type { AdminRepository } from '../../lib/store/store.ts';
+import type { FieldProblem } from '../../lib/validation/problems.ts';
+import type { AddRoute } from '../middleware/allow-methods.ts';
+import { paramsOf, type PortalState } from '../state.ts';
+import type { AdminCookies } from './cookies.ts';
+import type { ScreenContext } from './portal-screen.ts';
+import { chromeOf, postSteps, sendPage, whoOf } from './screen.ts';
+import { adminOf, seeOther } from './session.ts';
+import { adminsPage, type AdminsForm, type AdminsView } from './views/admins.ts';
+
+type Ctx = ParameterizedContext<PortalState>;
+
+/** Two passwords of at most 1 KiB each, percent-encoded, and a name. */
+const ADMIN_FORM_MAX_BYTES = 8 * 1024;
+
+/**
+ * The Admins screen under {base}admin/admins: the administrators; add one; set one's password (which ends
+ * their sign-ins: yours other than this one); remove one (ending their sign-ins). Removing yourself needs a
+ * ticked box that says what it does, and signs you out; the last administrator is never removed here (no one
+ * could sign in again but root on the server).
+ */
+export function adminsScreen(
+  route: AddRoute,
+  context: ScreenContext & { cookies: AdminCookies },
+  admins: AdminRepository,
+): void {
+  const { paths, log, cookies } = context;
+  const page = (ctx: Ctx, status: number, parts: Pick<AdminsView, 'newName' | 'outcome'> = {}) =>
+    sendPage(ctx, status, adminsPage({ paths, ...chromeOf(ctx), admins: admins.list(), ...parts }));
+  const problems = (ctx: Ctx, status: number, form: AdminsForm, list: FieldProblem[], newName?: string) =>
+    page(ctx, status, {
+      ...(newName === undefined ? {} : { newName }),
+      outcome: { kind: 'problems', form, problems: list },
+    });
+  /** The passwords typed twice, the same: the problems if not. */
+  const passwordProblems = (params: ReadonlyMap<string, string>): FieldProblem[] => {
+    const password = params.get('password') ?? '';
+    if (password === '') return [{ field: 'password', message: 'type a password' }];
+    if (password !== (params.get('confirm') ?? ''))
+      return [{ field: 'confirm', message: 'is not the same as the password above: type both again' }];
+    return [];
+  };
+  /** The store's refusal of a name or password (INVALID_INPUT naming the field), as the form's problem. */
+  const inputProblem = (error: unknown): FieldProblem[] => {
+    if (!(error instanceof InvalidInputError)) throw error;
+    return [{ field: error.field, message: error.message.slice(error.field.length + 2) }];
+  };
+
+  route('/admin/admins', {
+    GET: [...context.signedIn, (ctx) => page(ctx, 200)],
+    POST: postSteps(
+      context,
+      ADMIN_FORM_MAX_BYTES,
+      ['user', 'password', 'confirm'],
+      async function addAdmin(ctx) {
+        const params = paramsOf(ctx);
+        const name = (params.get('user') ?? '').trim();
+        const form = { kind: 'add' } as const;
+        if (admins.has(name))
+          return problems(
+            ctx,
+            409,
+            form,
+            [
+              {
+                field: 'user',
+                message: `${showValue(name)} is an administrator already: set their password below instead`,
+              },
+            ],
+            name,
+          );
+        const typed = passwordProblems(params);
+        if (typed.length > 0) return problems(ctx, 400, form, typed, name);
+        try {
+          await admins.setPassword(name, params.get('password') ?? '');
+        } catch (error) {
+          return problems(ctx, 400, form, inputProblem(error), name);
+        }
+        log(`admin: ${whoOf(ctx)} added the administrator ${showValue(name)}`);
+        page(ctx, 200, { outcome: { kind: 'added', name } });
+      },
+    ),
+  });
+  route('/admin/admins/password', {
+    POST: postSteps(
+      context,
+      ADMIN_FORM_MAX_BYTES,
+      ['user', 'password', 'confirm'],
+      async function resetAdminPassword(ctx) {
+        const params = paramsOf(ctx);
+        const name = params.get('user') ?? '';
+        if (!admins.has(name)) return noSuchAdmin(ctx, name);
+        const form = { kind: 'reset', name } as const;
+        const typed = passwordProblems(params);
+        if (typed.length > 0) return problems(ctx, 400, form, typed);
+        try {
+          await admins.setPassword(name, params.get('password') ?? '');
+        } catch (error) {
+          return problems(ctx, 400, form, inputProblem(error));
+        }
+        // The store ended every sign-in of theirs, this one too if it is yours: you go on in a new one.
+        if (name === adminOf(ctx).session.userName) {
+          const created = await admins.createSession(name);
+          cookies.setSession(ctx, created.token, (created.expiresAt - created.createdAt) / 1000);
+          ctx.state.admin = { session: created, token: created.token };
+        }
+        log(`admin: ${whoOf(ctx)} set a new password for the administrator ${showValue(name)}`);
+        page(ctx, 200, { outcome: { kind: 'reset', name } });
+      },
+    ),
+  });
+  route('/admin/admins/remove', {
+    POST: postSteps(context, ADMIN_FORM_MAX_BYTES, ['user', 'yourself'], async function removeAdmin(ctx) {
+      const params = paramsOf(ctx);
+      const name = params.get('user') ?? '';
+      if (!admins.has(name)) return noSuchAdmin(ctx, name);
+      const form = { kind: 'remove', name } as const;
+      const self = name === adminOf(ctx).session.userName;
+      if (admins.list().length === 1)
+        return problems(ctx, 409, form, [
+          { field: 'user', message: `${showValue(name)} is the only administrator: add another first` },
+        ]);
+      if (self && params.get('yourself') !== 'on')
+        return problems(ctx, 400, form, [
+          { field: 'yourself', message: 'tick the box to remove your own account: you will be signed out' },
+        ]);
+      try {
+        await admins.remove(name);
+      } catch (error) {
+        if (error instanceof DoormanError && error.code === 'NOT_FOUND') return noSuchAdmin(ctx, name);
+        throw error;
+      }
+      log(`admin: ${whoOf(ctx)} removed the administrator ${showValue(name)}`);
+      if (self) {
+        cookies.clearSession(ctx);
+        return seeOther(ctx, paths.signIn);
+      }
+      page(ctx, 200, { outcome: { kind: 'removed', name } });
+    }),
+  });
+
+  function noSuchAdmin(ctx: Ctx, name: string): void {
+    page(ctx, 404, {
+      outcome: {
+        kind: 'problems',
+        form: { kind: 'add' },
+        problems: [
+          {
+            field: '',
+            message: `There is no administrator named ${showValue(name)} (removed meanwhile?). Nothing was changed.`,
+          },
+        ],
+      },
+    });
+  }
+}
