@@ -105,14 +105,13 @@ function banner(view: AdminsView): Html | false {
       return html`<div class="banner ok" role="status">
         <p>Added the administrator <strong>${outcome.name}</strong>.</p>
       </div>`;
-    case 'reset':
+    case 'reset': {
+      const ended =
+        outcome.name === view.user ? 'your other sign-ins have ended' : 'their sign-ins have ended';
       return html`<div class="banner ok" role="status">
-        <p>
-          Set a new password for <strong>${outcome.name}</strong>${
-            outcome.name === view.user ? '; your other sign-ins have ended.' : '; their sign-ins have ended.'
-          }
-        </p>
+        <p>Set a new password for <strong>${outcome.name}</strong>; ${ended}.</p>
       </div>`;
+    }
     case 'removed':
       return html`<div class="banner ok" role="status">
         <p>Removed the administrator <strong>${outcome.name}</strong> and ended their sign-ins.</p>

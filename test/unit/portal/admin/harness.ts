@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import { ManualClock } from '../../../../lib/clock.ts';
 import { configSchema, type ConfigInput } from '../../../../lib/config/schema.ts';
 import { directorySettingsSchema, type DirectorySettings } from '../../../../lib/directory/settings.ts';
@@ -85,7 +86,7 @@ export const textOf = (fragment: string): string =>
     .replace(/&gt;/g, '>')
     .replace(/&amp;/g, '&')
     .replace(/\s+/g, ' ')
-    .replace(/ ([:.,])/g, '$1')
+    .replace(/ ([:.,;])/g, '$1')
     .trim();
 
 /** The hidden CSRF field of the (first) form on a page. */
@@ -203,4 +204,25 @@ export async function startAdminPortal(
     },
   };
   return portal;
+}
+
+/**
+ * A portal per test, closed after it: `start` makes it (as startAdminPortal), `signedIn` makes one with a
+ * signed-in browser and the CSRF token of the page at `path`.
+ */
+export function useAdminPortal() {
+  let current: AdminPortal | undefined;
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  const start = async (...args: Parameters<typeof startAdminPortal>) =>
+    (current = await startAdminPortal(...args));
+  const signedIn = async (path: string, ...args: Parameters<typeof startAdminPortal>) => {
+    const p = await start(...args);
+    const b = p.browser();
+    await b.signIn();
+    return { p, b, csrf: csrfOf(await b.get(path)) };
+  };
+  return { start, signedIn };
 }

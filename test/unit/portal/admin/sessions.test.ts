@@ -1,20 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SessionKey } from '../../../../lib/store/session-store.ts';
-import { csrfOf, startAdminPortal, textOf, type AdminPortal, type Browser } from './harness.ts';
+import { csrfOf, textOf, useAdminPortal, type AdminPortal, type Browser } from './harness.ts';
 import { unlabelled } from './page-text.ts';
 
-let portal: AdminPortal | undefined;
-afterEach(async () => {
-  await portal?.close();
-  portal = undefined;
-});
+const { start } = useAdminPortal();
 
 const ip = (value: string): SessionKey => ({ kind: 'ip', value });
 const mac = (value: string): SessionKey => ({ kind: 'mac', value });
 
 /** A portal with Alice on two addresses and a MAC, Bob on one, and a signed-in browser. */
 async function seeded(): Promise<{ p: AdminPortal; b: Browser; csrf: string }> {
-  const p = (portal = await startAdminPortal());
+  const p = await start();
   p.sessions.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api', idleTimeoutMs: 600_000 });
   p.sessions.start({
     key: ip('10.0.0.6'),
@@ -39,7 +35,7 @@ const rowsOf = (page: string) =>
 
 describe('the Sessions screen', () => {
   it('sends a visitor who is not signed in to the sign-in page, for the page and both buttons', async () => {
-    const p = (portal = await startAdminPortal());
+    const p = await start();
     const b = p.browser();
     for (const [method, path] of [
       ['GET', '/admin/sessions'],
@@ -93,7 +89,7 @@ describe('the Sessions screen', () => {
   });
 
   it('pages: 50 a page, a Next page link after the last key, a First page link back', async () => {
-    const p = (portal = await startAdminPortal());
+    const p = await start();
     for (let i = 0; i < 120; i++)
       p.sessions.start({
         key: ip(`10.9.${Math.floor(i / 100)}.${i % 100}`),
