@@ -69,7 +69,7 @@ export function apiKeysPage(view: ApiKeysView): string {
                                     Revoke<span class="visually-hidden"> the key ${k.name}</span>
                                   </button>
                                 </form>`
-                              : html`Revoked ${timeOf(k.revokedAt)}`
+                              : html`<span>Revoked ${timeOf(k.revokedAt)}</span>`
                           }
                         </td>
                       </tr>`,

@@ -179,7 +179,9 @@ function results(view: SessionsView, found: NonNullable<SessionsView['found']>):
               html`<tr>
                 <td data-label="User">${s.username}</td>
                 <td data-label="Address" class="key">
-                  ${s.key.value}${s.mac !== undefined && html`<br /><span class="hint">MAC ${s.mac}</span>`}
+                  <span
+                    >${s.key.value}${s.mac !== undefined && html`<br /><span class="hint">MAC ${s.mac}</span>`}</span
+                  >
                 </td>
                 <td data-label="Source">${SOURCE_LABELS[s.source]}</td>
                 <td data-label="Created">${timeOf(s.createdAt)}</td>
@@ -189,20 +191,22 @@ function results(view: SessionsView, found: NonNullable<SessionsView['found']>):
                 </td>
                 <td data-label="Hard end">${timeOf(s.expiresAt)}</td>
                 <td data-label="Actions" class="actions">
-                  <form method="post" action="${paths.endSession}">
-                    ${hidden}
-                    <input type="hidden" name="key" value="${keyText(s.key)}" />
-                    <button type="submit" class="danger">
-                      End<span class="visually-hidden"> the session on ${s.key.value}</span>
-                    </button>
-                  </form>
-                  <form method="post" action="${paths.endUserSessions}">
-                    ${hidden}
-                    <input type="hidden" name="username" value="${s.username}" />
-                    <button type="submit" class="danger">
-                      End all of ${s.username}<span class="visually-hidden">'s sessions</span>
-                    </button>
-                  </form>
+                  <div>
+                    <form method="post" action="${paths.endSession}">
+                      ${hidden}
+                      <input type="hidden" name="key" value="${keyText(s.key)}" />
+                      <button type="submit" class="danger">
+                        End<span class="visually-hidden"> the session on ${s.key.value}</span>
+                      </button>
+                    </form>
+                    <form method="post" action="${paths.endUserSessions}">
+                      ${hidden}
+                      <input type="hidden" name="username" value="${s.username}" />
+                      <button type="submit" class="danger">
+                        End all of ${s.username}<span class="visually-hidden">'s sessions</span>
+                      </button>
+                    </form>
+                  </div>
                 </td>
               </tr>`,
           )}

@@ -72,6 +72,33 @@ dd.good { color: #2d7a34; }
 dd.bad { color: #a0161b; }
 code { font-family: ui-monospace, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
 .actions { display: flex; flex-wrap: wrap; gap: 0.6rem; }
+main:has(table.sessions) { max-width: 76rem; }
+form.search { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-end; margin: 0 0 1.2rem; }
+form.search .field { flex: 1 1 12rem; }
+form.search button { margin-bottom: 1rem; }
+input[type=search] { box-sizing: border-box; width: 100%; padding: 0.4rem; font: inherit;
+  border: 1px solid #8a8a86; border-radius: 3px; }
+table.sessions, table.keys { width: 100%; border-collapse: collapse; background: #fff; margin: 0 0 0.8rem; }
+table.sessions th, table.sessions td, table.keys th, table.keys td { text-align: left; vertical-align: top;
+  padding: 0.4rem 0.5rem; border-bottom: 1px solid #c8c8c4; overflow-wrap: anywhere; }
+table.sessions td.key { font-family: ui-monospace, monospace; font-size: 0.9rem; }
+td.actions form, table.keys form { display: inline-block; margin: 0 0.3rem 0.3rem 0; }
+td.actions button, table.keys button { padding: 0.25rem 0.6rem; font-size: 0.9rem; }
+nav.pages { display: flex; gap: 1.5rem; margin: 0 0 1.2rem; }
+ul.admins { list-style: none; padding: 0; margin: 0 0 1.2rem; }
+li.admin { background: #fff; border: 1px solid #c8c8c4; border-radius: 4px; padding: 0.6rem 1rem; margin: 0 0 0.8rem; }
+li.admin h3 { margin: 0.2rem 0; }
+li.admin form.remove { margin-top: 0.6rem; }
+.check h2 { font-size: 1.05rem; margin: 0.2rem 0; }
+#new-key-value { font-family: ui-monospace, monospace; }
+@media (max-width: 48rem) {
+  table.sessions thead, table.keys thead { position: absolute; width: 1px; height: 1px; overflow: hidden;
+    clip-path: inset(50%); }
+  table.sessions tr, table.keys tr { display: block; border-bottom: 2px solid #8a8a86; padding: 0.3rem 0; }
+  table.sessions td, table.keys td { display: grid; grid-template-columns: 6.5rem 1fr; gap: 0.5rem;
+    border: 0; padding: 0.15rem 0.5rem; }
+  table.sessions td::before, table.keys td::before { content: attr(data-label); font-weight: 600; }
+}
 @media (max-width: 30rem) {
   dl.facts { grid-template-columns: 1fr; }
   dl.facts dd { margin-bottom: 0.3rem; }

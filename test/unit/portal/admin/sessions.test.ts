@@ -29,7 +29,7 @@ async function seeded(): Promise<{ p: AdminPortal; b: Browser; csrf: string }> {
 const rowsOf = (page: string) =>
   [
     ...page.matchAll(
-      /<tr>\s*<td data-label="User">([^<]*)<\/td>\s*<td data-label="Address" class="key">\s*([^<\s]*)/g,
+      /<tr>\s*<td data-label="User">([^<]*)<\/td>\s*<td data-label="Address" class="key">\s*<span\s*>([^<\s]*)/g,
     ),
   ].map((m) => `${m[1]}@${m[2]}`);
 
