@@ -3,6 +3,7 @@ import { bh, err, ok, type HelperReply, type HelperRequest } from '../lib/helper
 import { normaliseIp } from '../lib/net/address.ts';
 import { classifyMac } from '../lib/net/mac-class.ts';
 import type { Session, SessionKey } from '../lib/store/session-store.ts';
+import { PROBE_ADDRESS } from './authd/probe.ts';
 
 /**
  * What the lookup reads sessions from: SQLite's SessionStore itself, or the PostgreSQL replica's sessions
@@ -69,6 +70,8 @@ export class SessionLookup {
    */
   readonly #answered = new Map<number, number>();
   #version: number | string = -1;
+  /** The last lookup Squid asked (never the probe's): what the admin Home screen shows through the probe. */
+  #last: { at: number; ip: string; answer: 'OK' | 'ERR' } | undefined;
 
   /** Whether answers are cached between changes: SQLite reads cost a query; a replica's are memory already. */
   readonly #caching: boolean;
@@ -99,6 +102,7 @@ export class SessionLookup {
     const ip = normaliseIp(ipField);
     if (ip === undefined) return bh(`not an IP address: ${JSON.stringify(ipField.slice(0, 64))}`);
     const now = this.#clock.now();
+    if (ip === PROBE_ADDRESS) return this.#probeAnswer();
     const mac = macField === undefined ? undefined : classifyMac(macField);
     // All zeros names no device (a routed client); anything that is not an EUI-48 (Squid's "-", an IPv6
     // client's EUI-64, an acl argument) is not a MAC; a group address never sends a request.
@@ -109,10 +113,32 @@ export class SessionLookup {
     const found =
       (anotherDevice ? undefined : byIp) ??
       (squidMac === undefined ? undefined : this.#live({ kind: 'mac', value: squidMac }, now));
-    if (found === undefined) return err();
+    if (found === undefined) {
+      this.#last = { at: now, ip, answer: 'ERR' };
+      return err();
+    }
+    this.#last = { at: now, ip, answer: 'OK' };
     this.#seen.set(found.id, now);
     if (found.idleTimeoutMs !== undefined) this.#answered.set(found.id, now);
     return ok([['user', found.username]]);
+  }
+
+  /**
+   * The probe's answer (helpers/authd/probe.ts): ERR, as for any unknown address, carrying when Squid last
+   * asked, for which address and what it was told, so `doorman serve` learns it in the same round trip that
+   * proves authd alive. Nothing for Squid: it never asks about this address.
+   */
+  #probeAnswer(): HelperReply {
+    const last = this.#last;
+    if (last === undefined) return err();
+    return {
+      result: 'ERR',
+      pairs: [
+        ['last_lookup_at', String(last.at)],
+        ['last_lookup_ip', last.ip],
+        ['last_lookup_answer', last.answer],
+      ],
+    };
   }
 
   /**

@@ -349,7 +349,12 @@ function homeProbes(store: Store, stateDir: string, log: (line: string) => void)
     },
     authd: async () => {
       const probed = await probeAuthd(helperSocket(stateDir, 'session'), deadlineMs);
-      return probed.ok ? { ok: true, ms: probed.ms } : { ok: false, detail: probed.detail };
+      if (!probed.ok) return { ok: false, detail: probed.detail };
+      return {
+        ok: true,
+        ms: probed.ms,
+        ...(probed.lastLookup === undefined ? {} : { lastLookup: probed.lastLookup }),
+      };
     },
     store: () => store.status(),
   };

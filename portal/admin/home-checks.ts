@@ -4,6 +4,7 @@ import type { DirectoryAdmin } from './directory-admin.ts';
 import type { PortalAdmin } from './portal-admin.ts';
 import type { SeamlessControl } from './seamless-admin.ts';
 import { MODE_LABELS } from './views/portal.ts';
+import { durationOf } from './views/time.ts';
 import { PORTAL_SESSION_SOURCES } from '../../lib/store/portal-settings-store.ts';
 
 /**
@@ -17,8 +18,14 @@ import { PORTAL_SESSION_SOURCES } from '../../lib/store/portal-settings-store.ts
 export interface HomeProbes {
   /** Bind with the applied directory settings and count the user groups (the Directory screen's test). */
   directory?: () => Promise<{ groupCount: number }>;
-  /** One lookup over authd's socket, as Squid's helpers send it (helpers/authd/probe.ts). */
-  authd?: () => Promise<{ ok: true; ms: number } | { ok: false; detail: string }>;
+  /**
+   * One lookup over authd's socket, as Squid's helpers send it (helpers/authd/probe.ts); its answer carries
+   * the last lookup Squid asked that authd, if any since it started.
+   */
+  authd?: () => Promise<
+    | { ok: true; ms: number; lastLookup?: { at: number; ip: string; answer: 'OK' | 'ERR' } }
+    | { ok: false; detail: string }
+  >;
   /** The store's engine and whether it is connected (Store.status()). */
   store?: () => Promise<StoreStatus>;
   /** Each check's deadline, ms. Default 2000. */
@@ -72,6 +79,8 @@ export interface HomeSources {
   portal: PortalAdmin;
   seamless: SeamlessControl | undefined;
   probes: HomeProbes;
+  /** Now, ms: how long ago the last lookup was. */
+  now: number;
 }
 
 const TIMED_OUT = 'unknown (timed out)';
@@ -188,7 +197,7 @@ function portalCheck({ paths, portal }: HomeSources): HomeCheck {
   };
 }
 
-async function authdCheck({ probes }: HomeSources, ms: number): Promise<HomeCheck> {
+async function authdCheck({ probes, now }: HomeSources, ms: number): Promise<HomeCheck> {
   const base = {
     id: 'authd',
     title: 'Squid helpers (authd)',
@@ -203,17 +212,24 @@ async function authdCheck({ probes }: HomeSources, ms: number): Promise<HomeChec
       state: answer.timedOut ? 'unknown' : 'fail',
       lines: [answer.timedOut ? TIMED_OUT : answer.message],
     };
-  return answer.value.ok
-    ? {
-        ...base,
-        state: 'ok',
-        lines: [`Up: answered a lookup in ${Math.max(1, Math.round(answer.value.ms))} ms.`],
-      }
-    : {
-        ...base,
-        state: 'fail',
-        lines: [`Not answering: ${answer.value.detail}. Squid's lookups fail until it is back.`],
-      };
+  const probed = answer.value;
+  if (!probed.ok)
+    return {
+      ...base,
+      state: 'fail',
+      lines: [`Not answering: ${probed.detail}. Squid's lookups fail until it is back.`],
+    };
+  const last = probed.lastLookup;
+  return {
+    ...base,
+    state: 'ok',
+    lines: [
+      `Up: answered a lookup in ${Math.max(1, Math.round(probed.ms))} ms.`,
+      last === undefined
+        ? 'No lookup from Squid since authd started.'
+        : `Last lookup from Squid: ${last.ip}, answered ${last.answer}, ${durationOf(Math.max(0, now - last.at))} ago (${new Date(last.at).toISOString().replace('T', ' ').slice(0, 19)} UTC).`,
+    ],
+  };
 }
 
 async function storeCheck({ probes }: HomeSources, ms: number): Promise<HomeCheck> {

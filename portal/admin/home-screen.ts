@@ -11,14 +11,14 @@ import { homePage } from './views/home.ts';
 export function homeScreen(
   route: AddRoute,
   context: ScreenContext,
-  sources: Omit<HomeSources, 'paths'>,
+  sources: Omit<HomeSources, 'paths' | 'now'>,
 ): void {
   const { paths } = context;
   route('/admin/', {
     GET: [
       ...context.signedIn,
       async function showHome(ctx) {
-        const checks = await homeChecks({ ...sources, paths });
+        const checks = await homeChecks({ ...sources, paths, now: context.clock.now() });
         sendPage(ctx, 200, homePage({ paths, ...chromeOf(ctx), checks }));
       },
     ],

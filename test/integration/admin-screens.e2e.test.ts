@@ -102,6 +102,10 @@ describe.each<ViewportName>(['desktop', 'phone'])('the admin screens (%s)', (vie
         true,
       );
       expect(await page.locator('#check-authd').textContent()).toContain('Up: answered a lookup');
+      // The browse above was Squid's last lookup (each test's client is its own).
+      expect(await page.locator('#check-authd').textContent()).toMatch(
+        new RegExp(`Last lookup from Squid: ${client.replaceAll('.', '\\.')}, answered OK, \\d+ s ago`),
+      );
       expect(await page.locator('#check-store').textContent()).toContain('SQLite, connected');
       await expectNoSidewaysScroll(page);
       await screenshot(page, `admin-screens-home`);

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { lastLookupOf, PROBE_ADDRESS } from '../../../helpers/authd/probe.ts';
 import { SessionLookup } from '../../../helpers/session-lookup.ts';
 import { ManualClock } from '../../../lib/clock.ts';
 import { formatReply, parseRequest } from '../../../lib/helper-protocol/message.ts';
@@ -105,6 +106,24 @@ describe('answers', () => {
     portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     expect(ask('10.0.0.6')).toBe('ERR');
     expect(ask('10.0.0.50')).toBe('ERR');
+  });
+
+  it("answers authd's probe with the last lookup Squid asked, never counting the probe as one", () => {
+    expect(ask(PROBE_ADDRESS)).toBe('ERR');
+    portal.start({ key: ip('2001:db8::5'), username: 'alice', source: 'api' });
+    expect(ask('2001:db8::5')).toBe('OK user=alice');
+    const okAt = clock.now();
+    clock.advance(5000);
+    const probed = ask(PROBE_ADDRESS);
+    expect(lastLookupOf(`0 ${probed}`)).toEqual({ at: okAt, ip: '2001:db8::5', answer: 'OK' });
+    clock.advance(1000);
+    expect(ask('10.0.0.9')).toBe('ERR');
+    expect(lastLookupOf(`0 ${ask(PROBE_ADDRESS)}`)).toEqual({
+      at: okAt + 6000,
+      ip: '10.0.0.9',
+      answer: 'ERR',
+    });
+    expect(lastLookupOf(`0 ${ask(PROBE_ADDRESS)}`)?.ip).toBe('10.0.0.9');
   });
 
   it('BH for a client address that is not an IP, naming the value', () => {

@@ -60,7 +60,7 @@ describe('the Home screen', () => {
     expect(page.status).toBe(200);
     expect(page.text).toMatch(/<a href="\/admin\/" aria-current="page"\s*>Home<\/a/);
     expect(check('authd')).toBe(
-      'Working Squid helpers (authd) Up: answered a lookup in 3 ms. On the server: doorman authd status',
+      'Working Squid helpers (authd) Up: answered a lookup in 3 ms. No lookup from Squid since authd started. On the server: doorman authd status',
     );
     expect(check('store')).toBe(
       'Working Store SQLite, connected: /var/lib/doorman/doorman.db. On the server: doorman store status',
@@ -76,6 +76,16 @@ describe('the Home screen', () => {
     // No directory was applied when the page was made: it says so, with the link.
     expect(check('directory')).toBe(
       'Off Directory service Not set up: no user can be checked against a directory. Go to Directory service',
+    );
+  });
+
+  it("authd's last lookup from Squid: which client, what it was told, and when", async () => {
+    const at = Date.UTC(2026, 0, 1) - 90_000;
+    const { check } = await home({
+      authd: async () => ({ ok: true, ms: 1, lastLookup: { at, ip: '10.0.0.5', answer: 'OK' } }),
+    });
+    expect(check('authd')).toContain(
+      'Last lookup from Squid: 10.0.0.5, answered OK, 90 s ago (2025-12-31 23:58:30 UTC).',
     );
   });
 
