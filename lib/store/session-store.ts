@@ -140,6 +140,7 @@ export class SessionStore {
   readonly #endById: Statement;
   readonly #rename: Statement;
   readonly #endByUser: Statement;
+  readonly #countBySource: Statement;
   /** search()'s statements, one per shape of search, prepared on first use. */
   readonly #searches = new Map<string, Statement>();
 
@@ -194,6 +195,11 @@ export class SessionStore {
     this.#endById = db.prepare('DELETE FROM sessions WHERE id = ?');
     this.#rename = db.prepare('UPDATE sessions SET username = @username WHERE id = @id');
     this.#endByUser = db.prepare('DELETE FROM sessions WHERE username = ?');
+    this.#countBySource = db
+      .prepare(
+        `SELECT count(*) FROM sessions WHERE source IN (SELECT value FROM json_each(@sources)) AND ${LIVE}`,
+      )
+      .pluck();
   }
 
   /** Start a session on a key, replacing any session there. */
@@ -256,6 +262,11 @@ export class SessionStore {
       ...(search.after === undefined ? {} : { afterKind: search.after.kind, afterKey: search.after.value }),
     }) as Row[];
     return { sessions: rows.slice(0, search.limit).map(toSession), more: rows.length > search.limit };
+  }
+
+  /** How many live sessions these ways in made. */
+  countBySource(sources: readonly SessionSource[]): number {
+    return this.#countBySource.get({ sources: JSON.stringify(sources), now: this.#clock.now() }) as number;
   }
 
   /** End every session of a user name (exactly as stored). Returns how many there were. */

@@ -99,6 +99,7 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     find: (key) => sessions.find(key),
     list: () => sessions.list(),
     search: (search) => sessions.search(search),
+    countBySource: (sources) => sessions.countBySource(sources),
     start: (input) => commit(() => sessions.start(input)),
     // A registration from an IPv6 client is bound to the client's address too (lib/portal/address-binding.ts):
     // Squid cannot give the helper an IPv6 client's MAC. Both in one transaction, answered once committed

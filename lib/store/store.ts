@@ -35,6 +35,8 @@ export interface SessionRepository {
    * `limit`, never all of them sorted or copied to find it.
    */
   search(search: SessionSearch): SessionPage;
+  /** How many live sessions these ways in made (the portal's count on the admin screens), none copied. */
+  countBySource(sources: readonly SessionSource[]): number;
   /** Start a session on a key, replacing any there. Writes of one event-loop turn share one transaction. */
   start(input: StartSession): Promise<Session>;
   /**

@@ -185,8 +185,7 @@ function portalCheck({ paths, portal }: HomeSources): HomeCheck {
       lines: [`The stored settings cannot be read: ${(error as Error).message}`],
     };
   }
-  const sources: readonly string[] = PORTAL_SESSION_SOURCES;
-  const live = portal.sessions.list().filter((s) => sources.includes(s.source)).length;
+  const live = portal.sessions.countBySource(PORTAL_SESSION_SOURCES);
   return {
     ...base,
     state: mode === 'off' ? 'off' : 'ok',

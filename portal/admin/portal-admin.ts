@@ -13,7 +13,7 @@ import type {
 export interface PortalAdmin {
   settings: Pick<PortalSettingsRepository, 'load' | 'save'>;
   deviceGroups: Pick<DeviceGroupRepository, 'list' | 'get' | 'create' | 'update' | 'remove'>;
-  sessions: Pick<SessionRepository, 'list' | 'endBySource'>;
+  sessions: Pick<SessionRepository, 'countBySource' | 'endBySource'>;
   /** The time zone the registration clear date is read in (the server's), named on the screen. Default: Intl's. */
   timeZone?: string;
   /** The shortest idle timeout the configuration allows (config/schema.ts leastIdleSeconds), named on the screen. */

@@ -185,7 +185,6 @@ function portalPageRenderer(context: ScreenContext, admin: PortalAdmin) {
         unreadable = error.message;
       }
     }
-    const sources: readonly string[] = PORTAL_SESSION_SOURCES;
     ctx.status = status;
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = portalPage({
@@ -196,7 +195,7 @@ function portalPageRenderer(context: ScreenContext, admin: PortalAdmin) {
       timeZone,
       today: localDate(context.clock.now()),
       leastIdleMinutes: admin.leastIdleMinutes ?? 1,
-      portalSessions: admin.sessions.list().filter((s) => sources.includes(s.source)).length,
+      portalSessions: admin.sessions.countBySource(PORTAL_SESSION_SOURCES),
       groups: admin.deviceGroups.list(),
       newGroup: parts.newGroup ?? EMPTY_GROUP_FORM,
       unreadable,

@@ -202,6 +202,13 @@ export class PgSessions implements SessionRepository {
     });
   }
 
+  countBySource(sources: readonly SessionSource[]): number {
+    let count = 0;
+    for (const session of this.#table.live(this.#clock.now()))
+      if (sources.includes(session.source)) count += 1;
+    return count;
+  }
+
   endByUser(username: string): Promise<number> {
     return this.#batch.run(async (tx, context) => {
       const rows = await deleteSessions(tx, context, tx`username = ${username}`);

@@ -108,6 +108,16 @@ export function describeSessionSearch(openSite: OpenSite<Needs>): void {
     });
   });
 
+  describe('sessions: countBySource', () => {
+    it('counts the live sessions of those sources on every box, expired ones not', async () => {
+      const { a, b } = await seeded();
+      expect(b.store.sessions.countBySource(['registration'])).toBe(2);
+      expect(a.store.sessions.countBySource(['api', 'registration'])).toBe(5);
+      expect(a.store.sessions.countBySource(['portal', 'agreement'])).toBe(0);
+      expect(a.store.sessions.countBySource([])).toBe(0);
+    });
+  });
+
   describe('sessions: endByUser', () => {
     it("ends every session of that exact user name on every box, no one else's; how many", async () => {
       const { a, b } = await seeded();
