@@ -167,7 +167,7 @@ describe.each<ViewportName>(['desktop', 'phone'])('the Explain screen in Chromiu
       await page.getByLabel('User name').fill('admin');
       await page.getByLabel('Password').fill(ADMIN_PASSWORD);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/admin\/directory$/);
+      await page.waitForURL(/\/admin\/$/);
       await page
         .getByRole('navigation', { name: 'Screens' })
         .getByRole('link', { name: 'Explain a client' })
