@@ -42,10 +42,31 @@ export function adminsScreen(
       return [{ field: 'confirm', message: 'is not the same as the password above: type both again' }];
     return [];
   };
-  /** The store's refusal of a name or password (INVALID_INPUT naming the field), as the form's problem. */
-  const inputProblem = (error: unknown): FieldProblem[] => {
-    if (!(error instanceof InvalidInputError)) throw error;
-    return [{ field: error.field, message: error.message.slice(error.field.length + 2) }];
+  /**
+   * Set the password typed twice, or answer 400 with why not (typed differently, or the store's refusal of
+   * the name or password, INVALID_INPUT naming the field). Whether it was set.
+   */
+  const savePassword = async (
+    ctx: Ctx,
+    form: AdminsForm,
+    name: string,
+    newName?: string,
+  ): Promise<boolean> => {
+    const params = paramsOf(ctx);
+    const typed = passwordProblems(params);
+    if (typed.length > 0) {
+      problems(ctx, 400, form, typed, newName);
+      return false;
+    }
+    try {
+      await admins.setPassword(name, params.get('password') ?? '');
+      return true;
+    } catch (error) {
+      if (!(error instanceof InvalidInputError)) throw error;
+      const message = error.message.slice(error.field.length + 2);
+      problems(ctx, 400, form, [{ field: error.field, message }], newName);
+      return false;
+    }
   };
 
   route('/admin/admins', {
@@ -71,13 +92,7 @@ export function adminsScreen(
             ],
             name,
           );
-        const typed = passwordProblems(params);
-        if (typed.length > 0) return problems(ctx, 400, form, typed, name);
-        try {
-          await admins.setPassword(name, params.get('password') ?? '');
-        } catch (error) {
-          return problems(ctx, 400, form, inputProblem(error), name);
-        }
+        if (!(await savePassword(ctx, form, name, name))) return;
         log(`admin: ${whoOf(ctx)} added the administrator ${showValue(name)}`);
         page(ctx, 200, { outcome: { kind: 'added', name } });
       },
@@ -93,13 +108,7 @@ export function adminsScreen(
         const name = params.get('user') ?? '';
         if (!admins.has(name)) return noSuchAdmin(ctx, name);
         const form = { kind: 'reset', name } as const;
-        const typed = passwordProblems(params);
-        if (typed.length > 0) return problems(ctx, 400, form, typed);
-        try {
-          await admins.setPassword(name, params.get('password') ?? '');
-        } catch (error) {
-          return problems(ctx, 400, form, inputProblem(error));
-        }
+        if (!(await savePassword(ctx, form, name))) return;
         // The store ended every sign-in of theirs, this one too if it is yours: you go on in a new one.
         if (name === adminOf(ctx).session.userName) {
           const created = await admins.createSession(name);
