@@ -92,3 +92,6 @@ export function checkAdminInput(name: string, password?: string): void {
 
 export const noSuchAdmin = (name: string): DoormanError =>
   new DoormanError('NOT_FOUND', `user: no admin named ${showValue(name)}`);
+
+export const lastAdmin = (name: string): DoormanError =>
+  new DoormanError('CONFLICT', `user: ${showValue(name)} is the only administrator: add another first`);

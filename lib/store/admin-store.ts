@@ -6,6 +6,7 @@ import {
   checkAdminInput,
   DEFAULT_SESSION_TTL_MS,
   newAdminSession,
+  lastAdmin,
   noSuchAdmin,
   noSuchAdminHash as dummy,
   toAdminSession,
@@ -43,6 +44,7 @@ export class AdminStore {
   readonly #updateHash: Statement;
   readonly #updateHashIfUnchanged: Statement;
   readonly #deleteUser: Statement;
+  readonly #countUsers: Statement;
   readonly #insertSession: Statement;
   readonly #sessionByHash: Statement;
   readonly #deleteSession: Statement;
@@ -67,6 +69,7 @@ export class AdminStore {
       'UPDATE admin_users SET password_hash = @hash, updated_at = @now WHERE name = @name',
     );
     this.#deleteUser = db.prepare('DELETE FROM admin_users WHERE name = ?');
+    this.#countUsers = db.prepare('SELECT count(*) AS n FROM admin_users').pluck();
     this.#insertSession = db.prepare(
       `INSERT INTO admin_sessions (token_hash, user_name, csrf_token, created_at, expires_at)
        VALUES (@tokenHash, @userName, @csrfToken, @now, @expiresAt)`,
@@ -124,9 +127,16 @@ export class AdminStore {
     return (this.#listUsers.all() as UserRow[]).map(toUser);
   }
 
-  /** Remove an admin; their sessions go with them (ON DELETE CASCADE, and explicitly). */
-  remove(name: string): void {
+  /** Remove an admin; their sessions go with them (ON DELETE CASCADE, and explicitly). See store.ts for keepOne. */
+  remove(name: string, options: { keepOne?: boolean } = {}): void {
     this.#db.transaction(() => {
+      if (
+        options.keepOne === true &&
+        this.#userByName.get(name) !== undefined &&
+        (this.#countUsers.get() as number) === 1
+      ) {
+        throw lastAdmin(name);
+      }
       this.#deleteSessionsOf.run(name);
       if (this.#deleteUser.run(name).changes === 0) {
         throw noSuchAdmin(name);

@@ -154,7 +154,7 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     verify: (name, password) => track(() => admins.verify(name, password)),
     has: (name) => admins.has(name),
     list: () => admins.list(),
-    remove: (name) => commit(() => admins.remove(name)),
+    remove: (name, options) => commit(() => admins.remove(name, options)),
     signIn: (name, password) => track(() => admins.signIn(name, password)),
     createSession: (userName) => commit(() => admins.createSession(userName)),
     findSession: (token) => admins.findSession(token),

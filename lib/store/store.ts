@@ -87,8 +87,12 @@ export interface AdminRepository {
   verify(name: string, password: string): Promise<boolean>;
   has(name: string): boolean;
   list(): AdminUserInfo[];
-  /** Remove an administrator and end their sign-ins (NOT_FOUND if there is none). */
-  remove(name: string): Promise<void>;
+  /**
+   * Remove an administrator and end their sign-ins (NOT_FOUND if there is none). With `keepOne` (the admin
+   * screen) the last administrator stays (CONFLICT), decided in the transaction that deletes, so two admins
+   * removing each other at once cannot leave none; the CLI may remove the last (`admin passwd` makes one again).
+   */
+  remove(name: string, options?: { keepOne?: boolean }): Promise<void>;
   signIn(name: string, password: string): Promise<NewAdminSession | undefined>;
   createSession(userName: string): Promise<NewAdminSession>;
   findSession(token: string): AdminSession | undefined;

@@ -127,18 +127,18 @@ export function adminsScreen(
       if (!admins.has(name)) return noSuchAdmin(ctx, name);
       const form = { kind: 'remove', name } as const;
       const self = name === adminOf(ctx).session.userName;
-      if (admins.list().length === 1)
-        return problems(ctx, 409, form, [
-          { field: 'user', message: `${showValue(name)} is the only administrator: add another first` },
-        ]);
       if (self && params.get('yourself') !== 'on')
         return problems(ctx, 400, form, [
           { field: 'yourself', message: 'tick the box to remove your own account: you will be signed out' },
         ]);
       try {
-        await admins.remove(name);
+        await admins.remove(name, { keepOne: true });
       } catch (error) {
         if (error instanceof DoormanError && error.code === 'NOT_FOUND') return noSuchAdmin(ctx, name);
+        if (error instanceof DoormanError && error.code === 'CONFLICT')
+          return problems(ctx, 409, form, [
+            { field: 'user', message: `${showValue(name)} is the only administrator: add another first` },
+          ]);
         throw error;
       }
       log(`admin: ${whoOf(ctx)} removed the administrator ${showValue(name)}`);

@@ -7,6 +7,7 @@ import {
   checkAdminInput,
   DEFAULT_SESSION_TTL_MS,
   newAdminSession,
+  lastAdmin,
   noSuchAdmin,
   noSuchAdminHash,
   toAdminSession,
@@ -105,14 +106,19 @@ export class PgAdmins implements AdminRepository {
   }
 
   /**
-   * Remove an admin and their sign-ins (NOT_FOUND if there is none), as SQLite does, the last one too:
-   * `doorman admin passwd` makes one again.
+   * Remove an admin and their sign-ins (NOT_FOUND if there is none), as SQLite does. keepOne (store.ts) is
+   * decided here under the admins' counter row, which every admin write holds first, so two boxes removing
+   * the last two admins at once cannot both succeed.
    */
-  async remove(name: string): Promise<void> {
+  async remove(name: string, options: { keepOne?: boolean } = {}): Promise<void> {
     await this.#write(async (tx) => {
       const [found] = await tx<{ name: string }[]>`
         SELECT name FROM admin_users WHERE name = ${name} FOR UPDATE`;
       if (found === undefined) throw noSuchAdmin(name);
+      if (options.keepOne === true) {
+        const [counted] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM admin_users`;
+        if (counted?.n === 1) throw lastAdmin(name);
+      }
       await tx`DELETE FROM admin_sessions WHERE user_name = ${name}`;
       await tx`DELETE FROM admin_users WHERE name = ${name}`;
     });

@@ -110,6 +110,25 @@ export function describeAdmins(openSite: OpenSite<Pick<ContractStore, 'admins'>>
       expect(admins.has('root')).toBe(false);
       expect(admins.findSession(token)).toBeUndefined();
     });
+
+    it('keepOne: the last admin stays (CONFLICT), decided in the write, even when two boxes remove at once', async () => {
+      const { site, admins } = await one();
+      await admins.setPassword('root', 'pw');
+      await expect(admins.remove('root', { keepOne: true })).rejects.toMatchObject({
+        code: 'CONFLICT',
+        message: 'user: "root" is the only administrator: add another first',
+      });
+      expect(admins.has('root')).toBe(true);
+      await admins.setPassword('other', 'pw');
+      const there = (await site.box()).store.admins;
+      const both = await Promise.allSettled([
+        admins.remove('root', { keepOne: true }),
+        there.remove('other', { keepOne: true }),
+      ]);
+      expect(both.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(both.filter((r) => r.status === 'rejected')[0]).toMatchObject({ reason: { code: 'CONFLICT' } });
+      expect(admins.list()).toHaveLength(1);
+    });
   });
 
   describe('admin sessions', () => {
