@@ -187,14 +187,19 @@ function rows(records: readonly Rec[]): Row[] {
       value: f('authd_cpu_us_per_lookup'),
     },
     {
-      title: 'V8 heap per session held (session-memory.ts), bytes',
+      title: 'memory per session held, V8 heap and buffers (session-memory.ts), bytes',
       figure: 'memory-parts',
       value: f('table_bytes_each'),
     },
     {
-      title: 'V8 heap of all the sessions held, MB',
+      title: 'memory of all the sessions held, MB',
       figure: 'memory-parts',
       value: f('table_mb'),
+    },
+    {
+      title: '… after a "last seen" for every session, MB',
+      figure: 'memory-parts',
+      value: f('table_after_touch_mb'),
     },
     { title: '… at the peak of a full load, MB', figure: 'memory-parts', value: f('peak_during_load_mb') },
   ];

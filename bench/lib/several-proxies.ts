@@ -342,7 +342,9 @@ async function main(): Promise<void> {
 
   // --- where a PostgreSQL session's memory goes ---------------------------------------------------------------------
   if (MEMORY_PARTS) {
-    step(`where the memory of ${SESSIONS} PostgreSQL sessions goes (session-memory.ts, V8 heap after GC)`);
+    step(
+      `where the memory of ${SESSIONS} PostgreSQL sessions goes (session-memory.ts, V8 heap and buffers after GC)`,
+    );
     t = Date.now();
     const out = execFileSync(
       process.execPath,
@@ -350,7 +352,7 @@ async function main(): Promise<void> {
       { encoding: 'utf8' },
     );
     record(
-      `where the memory of ${M} sessions goes (SessionTable, V8 heap)`,
+      `where the memory of ${M} sessions goes (SessionTable, V8 heap and buffers)`,
       PG,
       'memory-parts',
       t,

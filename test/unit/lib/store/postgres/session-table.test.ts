@@ -70,3 +70,161 @@ describe('SessionTable (a process copy of the sessions)', () => {
     ]);
   });
 });
+
+describe('SessionTable, held compactly (slots, an arena, two indexes)', () => {
+  it('moves a key between rows: an id seen on another key leaves its old one, unless that one is newer', () => {
+    const table = new SessionTable();
+    table.put(row({ id: 1, key: '10.0.0.1', change: 1 }));
+    table.put(row({ id: 1, key: '10.0.0.2', change: 2 }));
+    expect(table.find(ip('10.0.0.1'), 0)).toBeUndefined();
+    expect(table.find(ip('10.0.0.2'), 0)?.id).toBe(1);
+    expect(table.size).toBe(1);
+    // an older version of the same id on its former key changes nothing
+    table.put(row({ id: 1, key: '10.0.0.1', change: 1 }));
+    expect(table.find(ip('10.0.0.1'), 0)).toBeUndefined();
+    table.remove(1);
+    expect(table.size).toBe(0);
+    expect(table.list(0)).toEqual([]);
+  });
+
+  it('takes an equal change number (a row read again), and a new id on a key drops the old id', () => {
+    const table = new SessionTable();
+    table.put(row({ id: 1, last_seen: 1000, change: 3 }));
+    table.put(row({ id: 1, last_seen: 2000, change: 3 }));
+    expect(table.find(ip('10.0.0.5'), 0)?.lastSeen).toBe(2000);
+    table.put(row({ id: 2, change: 4 }));
+    table.remove(1); // the replaced id: nothing of it is held any more
+    expect(table.find(ip('10.0.0.5'), 0)?.id).toBe(2);
+    table.remove(99);
+    expect(table.size).toBe(1);
+  });
+
+  it('keeps the same key under both kinds apart, and ids past 2^32', () => {
+    const table = new SessionTable();
+    table.put(row({ id: 2 ** 40, key_kind: 'mac', key: 'k', username: 'on-mac' }));
+    table.put(row({ id: 2 ** 40 + 1, key: 'k', username: 'on-ip' }));
+    expect(table.find({ kind: 'mac', value: 'k' }, 0)).toMatchObject({ id: 2 ** 40, username: 'on-mac' });
+    expect(table.find(ip('k'), 0)).toMatchObject({ id: 2 ** 40 + 1, username: 'on-ip' });
+    table.remove(2 ** 40);
+    expect(table.find({ kind: 'mac', value: 'k' }, 0)).toBeUndefined();
+    expect(table.find(ip('k'), 0)?.username).toBe('on-ip');
+  });
+
+  it('holds users and keys of every length, ASCII or not, in the slot or the arena, and changes between them', () => {
+    const table = new SessionTable();
+    const units = ['a', 'é', '€', '😀'];
+    const users: string[] = [];
+    for (let length = 1; length <= 1024; length += length < 40 ? 1 : 37) {
+      for (const unit of units) users.push(Array.from({ length }, (_, i) => (i % 2 ? 'x' : unit)).join(''));
+    }
+    const keys = users.map((_, i) => `${'k'.repeat(i % 64)}${i}`.slice(-64));
+    users.forEach((username, i) =>
+      table.put(row({ id: i + 1, key: keys[i] as string, username, change: 1 })),
+    );
+    users.forEach((username, i) => expect(table.find(ip(keys[i] as string), 0)?.username).toBe(username));
+    // every user moves to another's (short to long, long to short), then back
+    for (const shift of [1, users.length - 1]) {
+      users.forEach((_, i) => {
+        const username = users[(i + shift) % users.length] as string;
+        table.put(row({ id: i + 1, key: keys[i] as string, username, change: 1 + shift }));
+      });
+      users.forEach((_, i) =>
+        expect(table.find(ip(keys[i] as string), 0)?.username).toBe(users[(i + shift) % users.length]),
+      );
+    }
+    expect(table.size).toBe(users.length);
+  });
+
+  it('adds, changes and drops a MAC', () => {
+    const table = new SessionTable();
+    table.put(row({ id: 1, mac: '02:00:00:00:00:01', change: 1 }));
+    expect(table.find(ip('10.0.0.5'), 0)?.mac).toBe('02:00:00:00:00:01');
+    table.put(row({ id: 1, mac: '02:00:00:00:00:02', change: 2 }));
+    expect(table.find(ip('10.0.0.5'), 0)?.mac).toBe('02:00:00:00:00:02');
+    table.put(row({ id: 1, mac: null, change: 3 }));
+    expect(table.find(ip('10.0.0.5'), 0)).not.toHaveProperty('mac');
+  });
+
+  it('grows past its first page and index, reuses freed slots, and compacts its strings under churn', () => {
+    const table = new SessionTable();
+    const n = 150_000;
+    const key = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+    // users longer than fit beside the key in a slot: they live in the arena
+    const user = (i: number, round: number) => `someone-with-a-long-name-${i}-${round}`;
+    const rows = (round: number) =>
+      Array.from({ length: n }, (_, i) =>
+        row({ id: round * n + i + 1, key: key(i), username: user(i, round), change: round + 1 }),
+      );
+    for (const r of rows(0)) table.put(r);
+    expect(table.size).toBe(n);
+    // every other session ends; new ones on other keys take the freed slots
+    for (let i = 0; i < n; i += 2) table.remove(i + 1);
+    for (let i = 0; i < n; i += 2)
+      table.put(row({ id: 10 * n + i, key: `mac-${i}`, key_kind: 'mac', username: user(i, 9), change: 2 }));
+    expect(table.size).toBe(n);
+    expect(table.stats().slots).toBe(n);
+    // three rounds of new logins on every key: each leaves the former user's bytes as garbage
+    for (let round = 1; round <= 3; round++) for (const r of rows(round)) table.put(r);
+    for (let i = 0; i < n; i += 997) {
+      expect(table.find(ip(key(i)), 0)).toMatchObject({ id: 3 * n + i + 1, username: user(i, 3) });
+      if (i % 2 === 0) expect(table.find({ kind: 'mac', value: `mac-${i}` }, 0)?.username).toBe(user(i, 9));
+    }
+    expect(table.size).toBe(n + n / 2);
+    expect(table.list(0)).toHaveLength(n + n / 2);
+    // compacted on the way: what the arena holds is mostly what is in use
+    const { arenaBytes, arenaGarbage } = table.stats();
+    expect(arenaGarbage).toBeLessThan(arenaBytes);
+    expect(arenaBytes).toBe(
+      Array.from({ length: n }, (_, i) => key(i).length + user(i, 3).length).reduce((a, b) => a + b, 0) +
+        Array.from({ length: n / 2 }, (_, k) => `mac-${2 * k}`.length + user(2 * k, 9).length).reduce(
+          (a, b) => a + b,
+          0,
+        ),
+    );
+  });
+
+  it('answers as a table of Maps would, over random puts and removals', () => {
+    const table = new SessionTable();
+    const model = new Map<string, SessionRow>();
+    let seed = 11;
+    const next = (bound: number) => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % bound;
+    let id = 0;
+    for (let step = 0; step < 30_000; step++) {
+      const keyOf = `10.0.${next(4)}.${next(250)}`;
+      const op = next(10);
+      const held = model.get(keyOf);
+      if (op < 6) {
+        const change = step;
+        const username = ['ann', 'bob', 'zoë', 'a-very-long-user-name-indeed@example.org'][next(4)] as string;
+        const r = row({
+          id: held !== undefined && op < 3 ? held.id : ++id,
+          key: keyOf,
+          username,
+          change,
+          last_seen: step,
+          mac: op === 5 ? '02:00:00:00:00:0a' : null,
+        });
+        table.put(r);
+        model.set(keyOf, r);
+      } else if (held !== undefined) {
+        table.remove(held.id);
+        model.delete(keyOf);
+      }
+    }
+    expect(table.size).toBe(model.size);
+    const expected = [...model.values()]
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map((r) => ({
+        id: r.id,
+        key: r.key,
+        username: r.username,
+        lastSeen: r.last_seen,
+        mac: r.mac ?? undefined,
+      }));
+    expect(
+      table
+        .list(0)
+        .map((s) => ({ id: s.id, key: s.key.value, username: s.username, lastSeen: s.lastSeen, mac: s.mac })),
+    ).toEqual(expected);
+  });
+});
