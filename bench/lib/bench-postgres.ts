@@ -82,6 +82,9 @@ export async function preloadSessions(
 ): Promise<{ copyMs: number; vacuumMs: number; change: number }> {
   const started = performance.now();
   const change = await sql.begin(async (tx) => {
+    // A million rows may take longer than a write's statement_timeout (connect.ts) on a busy machine; a COPY
+    // cancelled half way would leave the pipeline below waiting for ever.
+    await tx`SET LOCAL statement_timeout = 0`;
     const change = await takeChange(tx, 'sessions');
     const copy = await tx`COPY sessions (key_kind, key, username, source, created_at, last_seen, change)
       FROM STDIN`.writable();
