@@ -1,4 +1,10 @@
-import { SessionSources, type Session, type SessionColumns, type SessionKey } from '../session-store.ts';
+import {
+  SessionSources,
+  type Session,
+  type SessionColumns,
+  type SessionKey,
+  type SessionSource,
+} from '../session-store.ts';
 import {
   CHANGE,
   CREATED_AT,
@@ -153,6 +159,24 @@ export class SessionTable {
       if ((slots.u32(slot, FLAGS) & KIND) !== 0 && !(slots.f64(slot, EXPIRES_AT) <= now))
         yield this.#session(slot, slots.key(slot));
     }
+  }
+
+  /** How many sessions before their hard expiry came in by these ways, read from the slots (no Session made). */
+  countBySource(sources: readonly SessionSource[], now: number): number {
+    let wanted = 0;
+    for (const source of sources) wanted |= 1 << (sourceIndex.get(source) ?? 31);
+    const slots = this.#slots;
+    let count = 0;
+    for (let slot = 0; slot < slots.end; slot++) {
+      const flags = slots.u32(slot, FLAGS);
+      if (
+        (flags & KIND) !== 0 &&
+        (wanted & (1 << ((flags >>> SOURCE_SHIFT) & SOURCE_MASK))) !== 0 &&
+        !(slots.f64(slot, EXPIRES_AT) <= now)
+      )
+        count += 1;
+    }
+    return count;
   }
 
   /** Every session before its hard expiry, by key kind then key (the SQLite store's order). */

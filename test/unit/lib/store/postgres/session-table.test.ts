@@ -228,3 +228,22 @@ describe('SessionTable, held compactly (slots, an arena, two indexes)', () => {
     ).toEqual(expected);
   });
 });
+
+describe('SessionTable scans', () => {
+  it('yields every live session once, in no order, and counts by source from the slots', () => {
+    const table = new SessionTable();
+    table.put(row({ id: 1, key: '10.0.0.1', source: 'api' }));
+    table.put(row({ id: 2, key: '10.0.0.2', source: 'portal', expires_at: 50 }));
+    table.put(row({ id: 3, key_kind: 'mac', key: '02:00:00:00:00:03', source: 'registration' }));
+    table.put(row({ id: 4, key: '10.0.0.4', source: 'agreement', mac: '02:00:00:00:00:03' }));
+    table.put(row({ id: 5, key: '10.0.0.5', source: 'portal' }));
+    table.remove(5);
+    expect([...table.live(49)].map((s) => s.id).sort()).toEqual([1, 2, 3, 4]);
+    expect([...table.live(50)].map((s) => s.id).sort()).toEqual([1, 3, 4]);
+    expect([...table.live(0)].find((s) => s.id === 4)).toEqual(table.find(ip('10.0.0.4'), 0));
+    expect(table.countBySource(['portal', 'registration', 'agreement'], 49)).toBe(3);
+    expect(table.countBySource(['portal', 'registration', 'agreement'], 50)).toBe(2);
+    expect(table.countBySource(['api'], 0)).toBe(1);
+    expect(table.countBySource([], 0)).toBe(0);
+  });
+});
