@@ -1,4 +1,7 @@
+import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { AuditInput } from '../lib/audit/event.ts';
+import { auditSinks, type AuditSink } from '../lib/audit/sink.ts';
 import { showValue } from '../lib/errors.ts';
 import { dbPath, loadConfig, type LoadedConfig } from '../lib/config/load.ts';
 import { openDatabase, type OpenOptions } from '../lib/store/database.ts';
@@ -78,8 +81,24 @@ export interface Stores {
    * page's limits, shared with the Basic helper).
    */
   signInFailures: SignInFailureStore;
+  /** Where committed audit events go besides the store (config audit.file, audit.syslog), if anywhere. */
+  auditSink: AuditSink | undefined;
   /** Writes what is pending, then closes the store and the local DB. */
   close(): Promise<void>;
+}
+
+/**
+ * Who runs this command, for the audit trail: `cli:<OS user>`, read before the CLI becomes the service user
+ * (the user sudo was run by, when it was).
+ */
+export const CLI_ACTOR = `cli:${process.env['SUDO_USER'] ?? safeUserName()}`;
+
+function safeUserName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`;
+  }
 }
 
 /**
@@ -93,21 +112,48 @@ export async function openStores(
 ): Promise<Stores> {
   becomeServiceUser(loaded.config);
   const db = openDatabase(dbPath(loaded.config), options);
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const auditSink = auditSinks(loaded.config.audit, { log });
   let store: Store;
   try {
-    store = await openStore(loaded.config, db, { applicationName: 'doorman-cli', ...options });
+    store = await openStore(loaded.config, db, {
+      applicationName: 'doorman-cli',
+      ...options,
+      ...(auditSink === undefined ? {} : { ship: (records) => auditSink.ship(records) }),
+    });
   } catch (error) {
     db.close();
+    await auditSink?.close();
     throw error;
   }
   return {
     store,
     signInFailures: new SignInFailureStore(db),
+    auditSink,
     close: async () => {
       await store.close();
       if (db.open) db.close();
+      await auditSink?.close();
     },
   };
+}
+
+/**
+ * Record an audit event from a command that does not hold the store (seamless enable/disable work on the box's
+ * own files as root): the store is opened as the service user for it once the work is done. A failure is said
+ * on stderr and does not change the command's outcome.
+ */
+export async function recordAudit(loaded: LoadedConfig, input: AuditInput): Promise<void> {
+  try {
+    const stores = await openStores(loaded);
+    try {
+      await stores.store.audit.record(input);
+    } finally {
+      await stores.close();
+    }
+  } catch (error) {
+    process.stderr.write(`audit: ${input.kind} not recorded: ${(error as Error).message}\n`);
+  }
 }
 
 export function out(line: string): void {

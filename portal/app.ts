@@ -3,10 +3,11 @@ import type Koa from 'koa';
 import type { Clock } from '../lib/clock.ts';
 import type { ProxyKeyMatcher } from '../lib/net/client-address.ts';
 import type { Config } from '../lib/config/schema.ts';
-import type { ApiKeyRepository, SessionRepository } from '../lib/store/store.ts';
+import type { ApiKeyRepository, AuditRepository, SessionRepository } from '../lib/store/store.ts';
 import { adminScreens, type AdminDeps } from './admin/routes.ts';
 import { login, LOGIN_OPTIONAL_PARAMS, LOGIN_PARAMS } from './api/login.ts';
 import { logout, LOGOUT_PARAMS } from './api/logout.ts';
+import { requestAudit } from './audit.ts';
 import { ApiError } from './errors.ts';
 import { allowMethods } from './middleware/allow-methods.ts';
 import { requireApiKey } from './middleware/api-key.ts';
@@ -23,7 +24,7 @@ export interface PortalDeps {
   config: Config;
   /** Each write answers once it is durable and the session helpers can see it (lib/store/store.ts). */
   sessions: SessionRepository;
-  apiKeys: Pick<ApiKeyRepository, 'verify'>;
+  apiKeys: Pick<ApiKeyRepository, 'check'>;
   clock: Clock;
   /** One line per request and the details of every 500. Default: stderr. */
   log?: (line: string) => void;
@@ -36,6 +37,8 @@ export interface PortalDeps {
   admin?: AdminDeps;
   /** The captive portal's splash pages under {baseUrl}portal/; without this they do not exist. */
   splash?: SplashDeps;
+  /** The audit trail (store.audit): admins' actions are recorded there; without it, nowhere. */
+  audit?: Pick<AuditRepository, 'record'>;
 }
 
 /**
@@ -71,7 +74,10 @@ export function createApp(deps: PortalDeps): Koa<PortalState> {
   const admin =
     deps.admin === undefined
       ? undefined
-      : adminScreens({ config, clock, log, proxyKey: deps.proxyKey }, deps.admin);
+      : adminScreens(
+          { config, clock, log, proxyKey: deps.proxyKey, audit: requestAudit(deps.audit, log) },
+          deps.admin,
+        );
   const splash =
     deps.splash === undefined
       ? undefined

@@ -7,6 +7,8 @@ export interface PortalState {
   clientIp?: string;
   /** Set by formBody: the endpoint's own parameters, each given once. Unknown parameters are not kept. */
   params?: ReadonlyMap<string, string>;
+  /** Set by requireApiKey: the name of the API key the call was made with (the audit trail's actor). */
+  apiKey?: string;
   /** Set by a handler on success, for the request log. */
   username?: string;
   /** Set by loadAdminSession (admin screens): the signed-in administrator and the cookie token that found them. */

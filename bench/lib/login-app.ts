@@ -42,7 +42,7 @@ const { values } = parseArgs({
 const { config } = loadConfig(values.config);
 
 let sessions: SessionRepository;
-let apiKeys: Pick<ApiKeyRepository, 'verify'>;
+let apiKeys: Pick<ApiKeyRepository, 'check'>;
 let close = (): Promise<void> => Promise.resolve();
 if (values.stores === 'db' || values.stores === 'db-key-cached') {
   const db = openDatabase(dbPath(config));
@@ -53,12 +53,18 @@ if (values.stores === 'db' || values.stores === 'db-key-cached') {
   const commits: Commits = timers === undefined ? group : { run: (write) => group.run(timers.start(write)) };
   const store = openSqliteStore(db, { passwordFile: directoryPasswordPath(config), commits });
   sessions = store.sessions;
-  const verify = timers === undefined ? store.apiKeys.verify : timers.verify(store.apiKeys.verify);
-  apiKeys = { verify };
+  const check = timers === undefined ? store.apiKeys.check : timers.verify(store.apiKeys.check);
+  apiKeys = { check };
   close = () => store.close();
   if (values.stores === 'db-key-cached') {
-    const verified = new Set<string>();
-    apiKeys = { verify: (key) => verified.has(key) || (verify(key) && verified.add(key) !== undefined) };
+    const verified = new Map<string, string>();
+    apiKeys = {
+      check: (key) => {
+        const name = verified.get(key) ?? check(key);
+        if (name !== undefined) verified.set(key, name);
+        return name;
+      },
+    };
   }
 } else if (values.stores === 'memory') {
   let id = 0;
@@ -76,8 +82,8 @@ if (values.stores === 'db' || values.stores === 'db-key-cached') {
     });
   };
   // Only what the login route calls.
-  sessions = { start } as unknown as SessionRepository;
-  apiKeys = { verify: (key: string) => key.startsWith('dm.') };
+  sessions = { start, find: () => undefined } as unknown as SessionRepository;
+  apiKeys = { check: (key: string) => (key.startsWith('dm.') ? 'bench' : undefined) };
 } else {
   console.error('--stores is db or memory');
   process.exit(2);
@@ -106,7 +112,7 @@ function storeTimers() {
   });
   return {
     start: <T>(write: () => T) => timed('start', write),
-    verify: (verify: (key: string) => boolean) => timed('verify', verify),
+    verify: (check: (key: string) => string | undefined) => timed('verify', check),
   };
 }
 

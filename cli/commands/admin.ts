@@ -9,6 +9,7 @@ import {
   EXIT,
   iso,
   openStores,
+  CLI_ACTOR,
   out,
   parse,
   UsageError,
@@ -52,13 +53,19 @@ export const adminCommand: Command = {
     // Read the password before opening the DB: a prompt must not hold the DB open while someone types.
     const password = action === 'passwd' ? await readNewPassword(user) : '';
     const stores = await openStores(loaded);
-    const { admins } = stores.store;
+    const { admins, audit } = stores.store;
     try {
       if (action === 'passwd') {
         const { created } = await admins.setPassword(user, password);
+        await audit.record({
+          kind: created ? 'admin.created' : 'admin.password-reset',
+          actor: CLI_ACTOR,
+          detail: { name: user },
+        });
         out(created ? `created admin "${user}"` : `changed the password of "${user}"; their sign-ins ended`);
       } else if (action === 'remove') {
         await admins.remove(user);
+        await audit.record({ kind: 'admin.removed', actor: CLI_ACTOR, detail: { name: user } });
         out(`removed admin "${user}"`);
       } else {
         out(['NAME', 'CREATED', 'PASSWORD CHANGED'].join('\t'));

@@ -7,6 +7,7 @@ import {
   EXIT,
   iso,
   openStores,
+  CLI_ACTOR,
   out,
   parse,
   UsageError,
@@ -40,14 +41,16 @@ export const apiKeyCommand: Command = {
     if (action !== 'list' && values.name === undefined)
       throw new UsageError(`api-key ${action}: --name is required`);
     const stores = await openStores(configFrom(values.config));
-    const { apiKeys } = stores.store;
+    const { apiKeys, audit } = stores.store;
     try {
       if (action === 'create') {
         const { key, info } = await apiKeys.create(values.name as string);
+        await audit.record({ kind: 'api-key.created', actor: CLI_ACTOR, detail: { name: info.name } });
         process.stderr.write(`API key "${info.name}" created. It is shown once; store it now:\n`);
         out(key);
       } else if (action === 'revoke') {
         const info = await apiKeys.revoke(values.name as string);
+        await audit.record({ kind: 'api-key.revoked', actor: CLI_ACTOR, detail: { name: info.name } });
         out(`revoked "${info.name}" at ${iso(info.revokedAt)}`);
       } else {
         out(['NAME', 'CREATED', 'LAST USED', 'REVOKED'].join('\t'));

@@ -1,3 +1,4 @@
+import { settingsChanges } from '../../lib/audit/changes.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
 import { readCapped } from '../../lib/fs/read-capped.ts';
 import {
@@ -15,6 +16,7 @@ import {
   configFrom,
   EXIT,
   openStores,
+  CLI_ACTOR,
   out,
   parse,
   UsageError,
@@ -126,7 +128,11 @@ export const portalCommand: Command = {
     const stores = await openStores(loaded);
     try {
       if (action === 'clear-sessions') {
-        const ended = await stores.store.sessions.endBySource(PORTAL_SESSION_SOURCES);
+        const ended = await stores.store.sessions.endBySource(PORTAL_SESSION_SOURCES, {
+          kind: 'sessions.cleared',
+          actor: CLI_ACTOR,
+          detail: { sources: PORTAL_SESSION_SOURCES },
+        });
         out(`ended ${ended} portal session(s); sessions from the login API stay`);
         return EXIT.ok;
       }
@@ -136,6 +142,13 @@ export const portalCommand: Command = {
         return EXIT.ok;
       }
       const result = await store.update(patch ?? {});
+      if (result.ok && result.changed.length > 0) {
+        await stores.store.audit.record({
+          kind: 'settings.saved',
+          actor: CLI_ACTOR,
+          detail: { settings: 'portal', changes: settingsChanges(result.previous, result.settings) },
+        });
+      }
       if (!result.ok) {
         process.stderr.write(`not saved, the settings in force stay:\n${problemLines(result.problems)}\n`);
         return EXIT.failed;

@@ -12,6 +12,7 @@ import { showValue } from '../../lib/errors.ts';
 import { promptHidden, readFirstLine, type TtyInput } from '../read-secret.ts';
 import {
   actionOf,
+  CLI_ACTOR,
   type Command,
   CONFIG_HELP,
   CONFIG_OPTION,
@@ -19,6 +20,7 @@ import {
   EXIT,
   out,
   parse,
+  recordAudit,
   UsageError,
 } from '../command.ts';
 
@@ -178,13 +180,19 @@ export const seamlessCommand: Command = {
       ...(squid === undefined ? {} : { squid }),
       ...(values['host-name'] === undefined ? {} : { hostName: values['host-name'] }),
     });
+    let code: number;
     try {
-      return await runAction(local.control, action, { enableInput, disableAdmin, json: values.json });
+      code = await runAction(local.control, action, { enableInput, disableAdmin, json: values.json });
     } finally {
       enableInput?.password.fill(0);
       disableAdmin?.password.fill(0);
       local.close();
     }
+    if (action === 'enable' || action === 'disable') {
+      const kind = action === 'enable' ? 'seamless.enabled' : 'seamless.disabled';
+      await recordAudit(loaded, { kind, actor: CLI_ACTOR, detail: { ok: code === EXIT.ok } });
+    }
+    return code;
   },
 };
 

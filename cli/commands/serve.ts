@@ -213,11 +213,13 @@ export const serveCommand: Command = {
         proxyKey,
         clock: systemClock,
         log,
+        audit: store.audit,
         admin: {
           store: store.admins,
           sessions: store.sessions,
           apiKeys: store.apiKeys,
           probes: homeProbes(store, loaded.config.stateDir, log),
+          audit: store.audit,
           ...(privileged === undefined ? {} : { seamless: privileged.control }),
           explain: async (input) =>
             explain(
@@ -290,13 +292,22 @@ export const serveCommand: Command = {
     );
     if (icapWhere !== '') log(`icap service on ${icapWhere}`);
     // Sessions past their hard end are answered as ended already; their rows (and on PostgreSQL the record of
-    // deletions every box's copy catches up by) are removed hourly. Several boxes doing it is harmless.
+    // deletions every box's copy catches up by) are removed hourly, with those idle past their limit, each
+    // expiry recorded in the audit trail by the box that removed it. Several boxes doing it is harmless. Audit
+    // events older than audit.retentionDays go too.
+    const retentionMs = loaded.config.audit.retentionDays * 86_400_000;
     const purge = setInterval(() => {
       const state = portal.get();
       if (!state.ok) return;
       state.value.stores.sessions.purgeExpired().then(
-        (purged) => purged > 0 && log(`purged ${purged} sessions past their hard end`),
+        (purged) => purged > 0 && log(`purged ${purged} ended sessions`),
         (error: unknown) => log(`purging ended sessions failed, tried again in an hour: ${String(error)}`),
+      );
+      state.value.stores.audit.purge(systemClock.now() - retentionMs).then(
+        (purged) =>
+          purged > 0 &&
+          log(`purged ${purged} audit events older than ${loaded.config.audit.retentionDays} days`),
+        (error: unknown) => log(`purging old audit events failed, tried again in an hour: ${String(error)}`),
       );
     }, PURGE_EVERY_MS);
     purge.unref();

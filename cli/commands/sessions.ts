@@ -10,6 +10,7 @@ import {
   iso,
   noExtra,
   openStores,
+  CLI_ACTOR,
   out,
   parse,
   UsageError,
@@ -55,14 +56,20 @@ export const sessionsCommand: Command = {
     const { sessions } = stores.store;
     try {
       if (ip !== undefined) {
-        const ended = await sessions.end({ kind: 'ip', value: ip });
+        const ended = await sessions.end({ kind: 'ip', value: ip }, (session) =>
+          session === undefined
+            ? undefined
+            : { kind: 'session.ended', actor: CLI_ACTOR, user: session.username, address: ip },
+        );
         if (ended === undefined) {
           process.stderr.write(`no session on ${ip}\n`);
           return EXIT.failed;
         }
         out(`ended the session of ${ended.username} on ${ip}`);
       } else if (action === 'clear') {
-        out(`ended ${await sessions.clear()} session(s)`);
+        out(
+          `ended ${await sessions.clear({ kind: 'sessions.cleared', actor: CLI_ACTOR, detail: { all: true } })} session(s)`,
+        );
       } else {
         const header = [
           'KEY',

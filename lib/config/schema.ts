@@ -178,6 +178,29 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * The audit trail (docs/audit.md): who logged in where and when, and what the admins did. Kept in the store
+     * retentionDays (serve purges it hourly); also shipped as JSON lines to `file` (appended, created 0640,
+     * reopened when logrotate moves it) and/or to syslog (`syslog: true`: /dev/log, authpriv.info, tag
+     * doorman-audit). `box`: this box's name in every event; null: the host name.
+     */
+    audit: z
+      .object({
+        box: z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be a host-like name: letters, digits, . _ -')
+          .nullable()
+          .default(null),
+        retentionDays: z.number().int().min(1).max(3650).default(180),
+        file: z
+          .string()
+          .regex(/^\/[^\0]{0,4095}$/, 'must be an absolute path')
+          .nullable()
+          .default(null),
+        syslog: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
     squid: z
       .object({
         /**

@@ -81,14 +81,19 @@ export class ApiKeyStore {
    * in every case so the answer's timing does not tell which.
    */
   verify(presented: string): boolean {
+    return this.check(presented) !== undefined;
+  }
+
+  /** The name of the key, when verify() would accept it (for the audit trail's actor); the same work. */
+  check(presented: string): string | undefined {
     const row = acceptedKey(presented, (keyId) => this.#byKeyId.get(keyId) as Row | undefined);
-    if (row === undefined) return false;
+    if (row === undefined) return undefined;
     const now = this.#clock.now();
     if (lastUseDue(row.last_used_at, now)) {
       this.#pendingUsed.set(row.key_id, now);
       this.#writeUsed();
     }
-    return true;
+    return row.name;
   }
 
   /**

@@ -115,6 +115,26 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (hour, address)
   ) STRICT, WITHOUT ROWID;
   `,
+  // 8: the audit trail (lib/audit/event.ts): append-only, newest first by (at, id), kept audit.retentionDays
+  // (serve's hourly purge). Written in the transaction of the change it describes, a row per login, so one
+  // index only, on the time (an entry holds the rowid: (at) orders by (at, id)), whose pages a login appends
+  // to: an index on the user or the address would cost every login two random pages more in the WAL (a third
+  // of its commit, measured). The Audit screen's other filters scan, a bounded number of rows a page
+  // (lib/audit/query.ts AUDIT_SCAN_ROWS). No AUTOINCREMENT (its sequence row is one more write a login): ids
+  // only grow while the newest row stays, and the purge removes the oldest.
+  `
+  CREATE TABLE audit_events (
+    id        INTEGER PRIMARY KEY,
+    at        INTEGER NOT NULL,
+    box       TEXT    NOT NULL,
+    kind      TEXT    NOT NULL,
+    actor     TEXT    NOT NULL,
+    username  TEXT,
+    address   TEXT,
+    detail    TEXT    NOT NULL
+  ) STRICT;
+  CREATE INDEX audit_events_at ON audit_events (at);
+  `,
 ];
 
 export const SCHEMA_VERSION = migrations.length;

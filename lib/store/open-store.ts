@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { type Clock, systemClock } from '../clock.ts';
 import { type Config, leastIdleSeconds } from '../config/schema.ts';
 import type { Log } from '../log.ts';
@@ -5,7 +6,7 @@ import type { Db } from './database.ts';
 import { directoryPasswordPath } from './directory-settings-store.ts';
 import { openPostgresStore } from './postgres/store.ts';
 import { openSqliteStore } from './sqlite-store.ts';
-import type { Store } from './store.ts';
+import type { AuditOptions, Store } from './store.ts';
 
 export interface OpenStoreOptions {
   clock?: Clock;
@@ -13,7 +14,12 @@ export interface OpenStoreOptions {
   applicationName?: string;
   /** Where a PostgreSQL store logs (its replica's staleness, notices); default stderr. */
   log?: Log;
+  /** Where committed audit events are shipped (lib/audit/sink.ts); the box is config.audit.box. */
+  ship?: AuditOptions['ship'];
 }
+
+/** This box's name in audit events: config audit.box, or the host name. */
+export const auditBox = (config: Config): string => config.audit.box ?? hostname();
 
 /**
  * The store the configuration names (config.store), for every program that reads or writes what a site's
@@ -24,6 +30,7 @@ export interface OpenStoreOptions {
  */
 export async function openStore(config: Config, local: Db, options: OpenStoreOptions = {}): Promise<Store> {
   const { store } = config;
+  const audit = { box: auditBox(config), ...(options.ship === undefined ? {} : { ship: options.ship }) };
   if (store.kind === 'postgres') {
     return openPostgresStore(store, {
       applicationName: options.applicationName ?? 'doorman',
@@ -32,11 +39,14 @@ export async function openStore(config: Config, local: Db, options: OpenStoreOpt
       passwordFile: directoryPasswordPath(config),
       leastIdleSeconds: leastIdleSeconds(config),
       migrate: true,
+      audit,
     });
   }
   return openSqliteStore(local, {
     passwordFile: directoryPasswordPath(config),
     clock: options.clock ?? systemClock,
     leastIdleSeconds: leastIdleSeconds(config),
+    audit,
+    ...(options.log === undefined ? {} : { log: options.log }),
   });
 }

@@ -81,6 +81,13 @@ export const toSession = (r: SessionColumns): Session => ({
   ...(r.mac === null ? {} : { mac: r.mac }),
 });
 
+/**
+ * How long past its idle limit an idle session is removed (and its expiry recorded): beyond the time within
+ * which every helper has written what it answered by (lastSeenFlushSeconds and squid.ttl, twice over), plus a
+ * minute for a write under way.
+ */
+export const idleGraceMs = (leastIdleSeconds: number): number => leastIdleSeconds * 1000 + 60_000;
+
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
 
 /**
@@ -97,6 +104,13 @@ const SEARCH_WHERE = {
       "(key_kind = 'mac' AND key >= @text AND key < @end) OR (key_kind = 'ip' AND mac >= @text AND mac < @end)",
   },
 } as const;
+
+/**
+ * Ended for good: past the hard end, or idle past the limit by more than @grace, the time within which every
+ * helper has written the "last seen" times it answered by (lastSeenFlushSeconds, squid.ttl): a session a
+ * helper still answers for is never removed for idleness.
+ */
+const ENDED = `(NOT ${LIVE} OR (idle_timeout IS NOT NULL AND last_seen + idle_timeout + @grace < @now))`;
 
 /**
  * The idle limit a save of the portal settings writes: the new one (@idle), except on a row the DB already
@@ -131,6 +145,7 @@ export class SessionStore {
   readonly #clearBySource: Statement;
   readonly #touch: Statement;
   readonly #purge: Statement;
+  readonly #purgeEnded: Statement;
   readonly #dataVersion: Statement;
   readonly #changeStamp: Statement;
   readonly #limitPortal: Statement;
@@ -166,6 +181,9 @@ export class SessionStore {
     this.#touch = db.prepare(`UPDATE sessions SET last_seen = max(last_seen, @lastSeen) WHERE id = @id`);
     this.#purge = db.prepare(
       `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE NOT ${LIVE} LIMIT @limit)`,
+    );
+    this.#purgeEnded = db.prepare(
+      `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE ${ENDED} LIMIT @limit) RETURNING *`,
     );
     this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.#changeStamp = db
@@ -338,6 +356,16 @@ export class SessionStore {
   /** Delete sessions past their hard expiry, at most `limit` of them (-1: all). Returns how many. */
   purgeExpired(limit = -1): number {
     return this.#purge.run({ now: this.#clock.now(), limit }).changes;
+  }
+
+  /**
+   * Delete ended sessions, at most `limit`: past their hard end, or unseen for longer than their idle limit
+   * plus `idleGraceMs` (a helper's latest sightings reach the DB only at its next flush: see ENDED). The rows
+   * as they were, for the audit trail's expiries.
+   */
+  purgeEnded(limit: number, idleGraceMs: number): Session[] {
+    const rows = this.#purgeEnded.all({ now: this.#clock.now(), limit, grace: idleGraceMs }) as Row[];
+    return rows.map(toSession);
   }
 
   /**

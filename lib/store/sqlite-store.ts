@@ -1,3 +1,6 @@
+import { hostname } from 'node:os';
+import { type AuditRecord, auditRecords, withGroup } from '../audit/event.ts';
+import { expiryEvents } from '../audit/expiry.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import { DoormanError } from '../errors.ts';
 import type { Log } from '../log.ts';
@@ -5,16 +8,20 @@ import { addressBinding } from '../portal/address-binding.ts';
 import { agreementSession } from '../portal/portal-sessions.ts';
 import { AdminStore } from './admin-store.ts';
 import { ApiKeyStore } from './api-key-store.ts';
+import { AuditStore } from './audit-store.ts';
 import type { Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 import { DeviceGroupStore } from './device-group-store.ts';
 import { DirectorySettingsStore } from './directory-settings-store.ts';
 import { type Commits, GroupCommit } from './group-commit.ts';
 import { PortalSettingsStore } from './portal-settings-store.ts';
-import { SessionStore } from './session-store.ts';
+import { idleGraceMs, type Session, SessionStore } from './session-store.ts';
 import type {
   AdminRepository,
   ApiKeyRepository,
+  Audited,
+  AuditOptions,
+  AuditRepository,
   DeviceGroupRepository,
   DirectorySettingsRepository,
   PortalSettingsRepository,
@@ -46,6 +53,8 @@ export interface SqliteStoreOptions {
    * between a request's reads and its write.
    */
   commits?: Commits;
+  /** The audit trail's box name and sink; default os.hostname() and none. */
+  audit?: AuditOptions;
 }
 
 /**
@@ -79,6 +88,9 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     ...schedule,
   });
   const commits = options.commits ?? new GroupCommit(db, { clock, ...schedule });
+  const auditStore = new AuditStore(db);
+  const box = options.audit?.box ?? hostname();
+  const graceMs = idleGraceMs(options.leastIdleSeconds ?? 0);
 
   const pending = new Set<Promise<unknown>>();
   let closing: Promise<void> | undefined;
@@ -94,47 +106,84 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
   };
   /** A synchronous write, in the next shared transaction of the group commit. */
   const commit = <T>(write: () => T): Promise<T> => track(() => commits.run(write));
+  /**
+   * A write and the audit events it records, in the same shared transaction, the events after the write and
+   * only if it did not throw (an insert of the trail has no constraint of its own to fail on); shipped to the
+   * sinks once committed. `audit` may depend on what the write did. No savepoint: it would cost a login more
+   * than the row.
+   */
+  const audited = <T>(write: () => T, audit: Audited | undefined | ((value: T) => Audited | undefined)) => {
+    if (audit === undefined) return commit(write);
+    let records: AuditRecord[] = [];
+    return commit(() => {
+      const value = write();
+      records = auditRecords(typeof audit === 'function' ? audit(value) : audit, clock.now(), box);
+      auditStore.insert(records);
+      return value;
+    }).then((value) => (ship(records), value));
+  };
+  const ship = (records: readonly AuditRecord[]) => {
+    if (records.length === 0 || options.audit?.ship === undefined) return;
+    try {
+      options.audit.ship(records);
+    } catch (error) {
+      options.log?.(`audit: shipping events failed: ${(error as Error).message}`);
+    }
+  };
 
   const sessionRepository: SessionRepository = {
     find: (key) => sessions.find(key),
     list: () => sessions.list(),
     search: (search) => sessions.search(search),
     countBySource: (sources) => sessions.countBySource(sources),
-    start: (input) => commit(() => sessions.start(input)),
+    // The session replaced is read inside the write's transaction: a read there costs a login far less than
+    // one before it, which would open a read snapshot of its own.
+    start: (input, audit) => {
+      if (typeof audit !== 'function') return audited(() => sessions.start(input), audit);
+      let previous: Session | undefined;
+      return audited(
+        () => ((previous = sessions.find(input.key)), sessions.start(input)),
+        () => audit(previous),
+      );
+    },
     // A registration from an IPv6 client is bound to the client's address too (lib/portal/address-binding.ts):
     // Squid cannot give the helper an IPv6 client's MAC. Both in one transaction, answered once committed
     // (the session helper sees them when the browser follows the redirect).
-    startPortal: (start, { clientIp, settings }) =>
-      commit(() => {
+    startPortal: (start, { clientIp, settings }, audit) =>
+      audited(() => {
         const session = sessions.start(start);
         const bind = session.key.kind === 'mac' && clientIp.includes(':');
         return {
           session,
           binding: bind ? sessions.start(addressBinding(session, clientIp, settings)) : undefined,
         };
-      }),
+      }, audit),
     // The group is decided inside the transaction that writes, not when the request arrived: a Device Group
     // change ends the agreements of the groups it switches off in its own transaction, and SQLite runs the two
     // one after the other. Decided any earlier, a group switched off between the check and this write would
     // leave a session that sweep never saw, and the session helper would answer OK for a group that is off.
     // activeGroupFor reads the groups afresh after any commit, this process's or another's.
-    startAgreement: (ip, settings) =>
-      commit(() => {
-        const group = groups.activeGroupFor(ip);
-        if (group === undefined) return undefined;
-        return { group, session: sessions.start(agreementSession(ip, group.name, settings, clock.now())) };
-      }),
-    end: (key) => commit(() => sessions.end(key)),
-    clear: () => commit(() => sessions.clear()),
-    endBySource: (sources) => commit(() => sessions.endBySource(sources)),
-    endByUser: (username) => commit(() => sessions.endByUser(username)),
+    startAgreement: (ip, settings, audit) =>
+      audited(
+        () => {
+          const group = groups.activeGroupFor(ip);
+          if (group === undefined) return undefined;
+          return { group, session: sessions.start(agreementSession(ip, group.name, settings, clock.now())) };
+        },
+        (started) => (started === undefined ? undefined : withGroup(audit, started.group.name)),
+      ),
+    end: (key, audit) => audited(() => sessions.end(key), audit),
+    clear: (audit) => audited(() => sessions.clear(), audit),
+    endBySource: (sources, audit) => audited(() => sessions.endBySource(sources), audit),
+    endByUser: (username, audit) => audited(() => sessions.endByUser(username), audit),
     touch: (seen) => commit(() => sessions.touch(seen)),
     // In bounded chunks, each its own commit: a million ended sessions never hold the event loop (and the
     // lookups waiting on it) for a second in one statement.
     purgeExpired: async () => {
       let purged = 0;
       for (;;) {
-        const n = await commit(() => sessions.purgeExpired(PURGE_CHUNK_ROWS));
+        const ended = await audited(() => sessions.purgeEnded(PURGE_CHUNK_ROWS, graceMs), expiryEvents);
+        const n = ended.length;
         purged += n;
         if (n < PURGE_CHUNK_ROWS) return purged;
       }
@@ -145,6 +194,7 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
   const apiKeyRepository: ApiKeyRepository = {
     create: (name) => commit(() => apiKeys.create(name)),
     verify: (presented) => apiKeys.verify(presented),
+    check: (presented) => apiKeys.check(presented),
     list: () => apiKeys.list(),
     revoke: (name) => commit(() => apiKeys.revoke(name)),
   };
@@ -186,6 +236,19 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     apply: (input, password, applyOptions) => track(() => directory.apply(input, password, applyOptions)),
   };
 
+  const auditRepository: AuditRepository = {
+    record: (events) => audited(() => undefined, events),
+    list: async (query) => auditStore.list(query),
+    purge: async (before) => {
+      let purged = 0;
+      for (;;) {
+        const n = await commit(() => auditStore.purge(before, PURGE_CHUNK_ROWS));
+        purged += n;
+        if (n < PURGE_CHUNK_ROWS) return purged;
+      }
+    },
+  };
+
   return {
     engine: 'sqlite',
     sessions: sessionRepository,
@@ -194,6 +257,7 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     deviceGroups: deviceGroupRepository,
     portal: portalRepository,
     directory: directoryRepository,
+    audit: auditRepository,
     status: async (): Promise<StoreStatus> => ({
       engine: 'sqlite',
       location: db.name,

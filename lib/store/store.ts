@@ -1,3 +1,5 @@
+import type { AuditInput, AuditRecord } from '../audit/event.ts';
+import type { AuditPage, AuditQuery } from '../audit/query.ts';
 import type { DirectorySettings } from '../directory/settings.ts';
 import type { DeviceGroup, PortalSettings } from '../portal/settings.ts';
 import type { AdminSession, AdminUserInfo, NewAdminSession } from './admin-store.ts';
@@ -24,6 +26,12 @@ import type { Session, SessionKey, SessionSource, StartSession } from './session
  * secrets (proxy key, bind password).
  */
 
+/**
+ * The audit events a write records with it (lib/audit/event.ts): written in the write's own transaction, so an
+ * event exists if and only if its change committed, then handed to the audit sinks (file, syslog).
+ */
+export type Audited = AuditInput | readonly AuditInput[];
+
 /** Sessions: one live identity per key (an IP address or a MAC address). */
 export interface SessionRepository {
   /** The live session on a key (hard expiry checked; idleness is the caller's, see lib/portal/portal-sessions.ts). */
@@ -38,7 +46,14 @@ export interface SessionRepository {
   /** How many live sessions these ways in made (the portal's count on the admin screens), none copied. */
   countBySource(sources: readonly SessionSource[]): number;
   /** Start a session on a key, replacing any there. Writes of one event-loop turn share one transaction. */
-  start(input: StartSession): Promise<Session>;
+  /**
+   * `audit` may be given the live session this one replaces on the key (undefined: none), read inside the
+   * write (a login's api.replaced).
+   */
+  start(
+    input: StartSession,
+    audit?: Audited | ((previous: Session | undefined) => Audited),
+  ): Promise<Session>;
   /**
    * A splash-page session, and for a registration from an IPv6 client its address binding too
    * (lib/portal/address-binding.ts), in one transaction.
@@ -46,6 +61,7 @@ export interface SessionRepository {
   startPortal(
     start: StartSession,
     options: { clientIp: string; settings: PortalSettings },
+    audit?: Audited,
   ): Promise<{ session: Session; binding: Session | undefined }>;
   /**
    * Usage Agreement Only: `agreement:<group>` on `ip`, the group being the first active Device Group holding
@@ -54,18 +70,27 @@ export interface SessionRepository {
   startAgreement(
     ip: string,
     settings: Pick<PortalSettings, 'idleTimeoutMinutes' | 'hardTimeoutMinutes'>,
+    /** Recorded only when a session was started (detail.group is added). */
+    audit?: Audited,
   ): Promise<{ session: Session; group: DeviceGroup } | undefined>;
   /** End the session on a key: the ended session (live or expired), or undefined if there was none. */
-  end(key: SessionKey): Promise<Session | undefined>;
+  /** `audit` may be given the ended session (undefined: there was none) to say what to record. */
+  end(
+    key: SessionKey,
+    audit?: Audited | ((ended: Session | undefined) => Audited | undefined),
+  ): Promise<Session | undefined>;
   /** End every session; how many there were. */
-  clear(): Promise<number>;
+  clear(audit?: Audited): Promise<number>;
   /** End the sessions made by these ways in (Clear current sessions); how many. */
-  endBySource(sources: readonly SessionSource[]): Promise<number>;
+  endBySource(sources: readonly SessionSource[], audit?: Audited): Promise<number>;
   /** End every session of this user name (exactly as stored: the admin's "end all of a user"); how many. */
-  endByUser(username: string): Promise<number>;
+  endByUser(username: string, audit?: Audited): Promise<number>;
   /** Record "last seen" times (session id → ms); a later time than the stored one wins. */
   touch(seen: ReadonlyMap<number, number>): Promise<void>;
-  /** Delete sessions past their hard expiry; how many. */
+  /**
+   * Delete ended sessions (past their hard expiry, or idle past their limit by more than the helpers' flush
+   * lag) and record a session.expired for each, in the transaction that deletes it; how many.
+   */
   purgeExpired(): Promise<number>;
   /** Moves whenever a session may have changed (any box's write): a reader keeps answers cached until then. */
   changeStamp(): string;
@@ -77,6 +102,8 @@ export interface ApiKeyRepository {
   create(name: string): Promise<{ key: string; info: ApiKeyInfo }>;
   /** A well-formed, known, unrevoked key; the same work in every case (timing tells nothing). */
   verify(presented: string): boolean;
+  /** What verify() does, answering the key's name when accepted (the audit trail's actor of an API call). */
+  check(presented: string): string | undefined;
   list(): ApiKeyInfo[];
   revoke(name: string): Promise<ApiKeyInfo>;
 }
@@ -128,6 +155,28 @@ export interface DirectorySettingsRepository {
   apply(input: unknown, password: string | undefined, options: ApplyOptions): Promise<ApplyResult>;
 }
 
+/**
+ * The audit trail (lib/audit/). Not replicated: reads are an admin's and go to the database (async), unlike
+ * the other repositories' reads. Identity events are written with their session write (SessionRepository's
+ * `audit` arguments); everything else through record().
+ */
+export interface AuditRepository {
+  /** Record events in one transaction of their own; resolves once committed (then they are shipped). */
+  record(events: Audited): Promise<void>;
+  /** A page of events, newest first, older than `query.before` (keyset paging). */
+  list(query: AuditQuery): Promise<AuditPage>;
+  /** Delete events older than `before` (ms), a bounded chunk per transaction; how many. */
+  purge(before: number): Promise<number>;
+}
+
+/** How a store stamps and ships its audit events (lib/audit/sink.ts). */
+export interface AuditOptions {
+  /** This box's name in every event (config audit.box, default os.hostname()). */
+  box: string;
+  /** Given every committed event, after its commit: the file or syslog sink. Must not throw or block. */
+  ship?: (records: readonly AuditRecord[]) => void;
+}
+
 export type StoreEngine = 'sqlite' | 'postgres';
 
 /** `doorman store status`, and later the metrics. */
@@ -152,6 +201,7 @@ export interface Store {
   readonly deviceGroups: DeviceGroupRepository;
   readonly portal: PortalSettingsRepository;
   readonly directory: DirectorySettingsRepository;
+  readonly audit: AuditRepository;
   status(): Promise<StoreStatus>;
   /** Write what is pending (within a short deadline) and close. */
   close(): Promise<void>;

@@ -94,6 +94,7 @@ export function adminsScreen(
           );
         if (!(await savePassword(ctx, form, name, name))) return;
         log(`admin: ${whoOf(ctx)} added the administrator ${showValue(name)}`);
+        await context.audit.admin(ctx, 'admin.created', { name });
         page(ctx, 200, { outcome: { kind: 'added', name } });
       },
     ),
@@ -116,6 +117,7 @@ export function adminsScreen(
           ctx.state.admin = { session: created, token: created.token };
         }
         log(`admin: ${whoOf(ctx)} set a new password for the administrator ${showValue(name)}`);
+        await context.audit.admin(ctx, 'admin.password-reset', { name });
         page(ctx, 200, { outcome: { kind: 'reset', name } });
       },
     ),
@@ -142,6 +144,7 @@ export function adminsScreen(
         throw error;
       }
       log(`admin: ${whoOf(ctx)} removed the administrator ${showValue(name)}`);
+      await context.audit.admin(ctx, 'admin.removed', { name });
       if (self) {
         cookies.clearSession(ctx);
         return seeOther(ctx, paths.signIn);

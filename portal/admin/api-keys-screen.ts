@@ -39,6 +39,7 @@ export function apiKeysScreen(route: AddRoute, context: ScreenContext, keys: Api
       try {
         const { key, info } = await keys.create(name);
         log(`admin: ${whoOf(ctx)} made the API key ${showValue(info.name)}`);
+        await context.audit.admin(ctx, 'api-key.created', { name: info.name });
         page(ctx, 200, { outcome: { kind: 'created', name: info.name, key } });
       } catch (error) {
         refused(ctx, error, name);
@@ -52,6 +53,7 @@ export function apiKeysScreen(route: AddRoute, context: ScreenContext, keys: Api
       try {
         const info = await keys.revoke(name);
         log(`admin: ${whoOf(ctx)} revoked the API key ${showValue(info.name)}`);
+        await context.audit.admin(ctx, 'api-key.revoked', { name: info.name });
         page(ctx, 200, {
           outcome: { kind: 'revoked', name: info.name, already: before?.revokedAt !== undefined },
         });

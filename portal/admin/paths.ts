@@ -42,6 +42,8 @@ export interface AdminPaths {
   adminPassword: string;
   /** POST: remove an administrator (and end their sign-ins). */
   removeAdmin: string;
+  /** GET: the audit trail, filtered and paged by the query string. */
+  audit: string;
 }
 
 export function adminPaths(basePath: string): AdminPaths {
@@ -72,5 +74,6 @@ export function adminPaths(basePath: string): AdminPaths {
     admins: `${root}admins`,
     adminPassword: `${root}admins/password`,
     removeAdmin: `${root}admins/remove`,
+    audit: `${root}audit`,
   };
 }

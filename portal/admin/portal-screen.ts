@@ -1,9 +1,11 @@
 import type { Middleware, ParameterizedContext } from 'koa';
+import { settingsChanges } from '../../lib/audit/changes.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
 import { DEFAULT_PORTAL_SETTINGS, localDate } from '../../lib/portal/settings.ts';
 import { DeviceGroupInputError } from '../../lib/store/device-group-store.ts';
 import { PORTAL_SESSION_SOURCES } from '../../lib/store/portal-settings-store.ts';
+import { adminActor, requestAddress, type RequestAudit } from '../audit.ts';
 import { ApiError } from '../errors.ts';
 import type { AddRoute } from '../middleware/allow-methods.ts';
 import { formBody } from '../middleware/form-body.ts';
@@ -31,6 +33,8 @@ export interface ScreenContext {
   log: (line: string) => void;
   /** Loads the admin session (loadAdminSession) and refuses a visitor who is not signed in (requireAdmin). */
   signedIn: Middleware<PortalState>[];
+  /** The audit trail (portal/audit.ts): one line per action done. */
+  audit: RequestAudit;
 }
 
 /**
@@ -74,6 +78,10 @@ export function portalScreen(route: AddRoute, context: ScreenContext, admin: Por
         log(
           `admin: ${who(ctx)} saved the portal settings (changed: ${result.changed.join(', ') || 'nothing'})`,
         );
+        await context.audit.admin(ctx, 'settings.saved', {
+          settings: 'portal',
+          changes: settingsChanges(result.previous, result.settings),
+        });
         page(ctx, 200, {
           values: portalSettingsToForm(result.settings),
           outcome: {
@@ -87,7 +95,12 @@ export function portalScreen(route: AddRoute, context: ScreenContext, admin: Por
   route('/admin/portal/clear-sessions', {
     POST: post(BUTTON_MAX_BYTES, [], async function clearSessions(ctx) {
       // The store waits on timers while a helper's "last seen" flush holds the lock (serve never waits in SQLite).
-      const ended = await admin.sessions.endBySource(PORTAL_SESSION_SOURCES);
+      const ended = await admin.sessions.endBySource(PORTAL_SESSION_SOURCES, {
+        kind: 'sessions.cleared',
+        actor: adminActor(ctx),
+        address: requestAddress(ctx),
+        detail: { sources: PORTAL_SESSION_SOURCES },
+      });
       log(`admin: ${who(ctx)} cleared the current portal sessions: ${ended} ended`);
       page(ctx, 200, { outcome: { kind: 'cleared', ended } });
     }),

@@ -2,14 +2,17 @@ import { Router, type RouterMiddleware } from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config } from '../../lib/config/schema.ts';
+import { settingsChanges } from '../../lib/audit/changes.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
-import type { AdminRepository } from '../../lib/store/store.ts';
+import type { AdminRepository, AuditRepository } from '../../lib/store/store.ts';
+import type { RequestAudit } from '../audit.ts';
 import { ApiError } from '../errors.ts';
 import { routeAdder } from '../middleware/allow-methods.ts';
 import type { ProxyKeyMatcher } from '../../lib/net/client-address.ts';
 import { clientIp } from '../middleware/client-ip.ts';
 import { formBody } from '../middleware/form-body.ts';
 import { clientIpOf, paramsOf, type PortalState } from '../state.ts';
+import { auditScreen } from './audit-screen.ts';
 import { AdminCookies } from './cookies.ts';
 import { checkSessionCsrf, CSRF_FIELD, SignInCsrf } from './csrf.ts';
 import type { ApplyResult, DirectoryAdmin } from './directory-admin.ts';
@@ -53,6 +56,8 @@ export interface AdminDeps {
   apiKeys: ApiKeysAdmin;
   /** The Home screen's checks of what lies outside this process (the directory, authd, the store). */
   probes?: HomeProbes;
+  /** The Audit screen's reads (store.audit); without it the screen does not exist. */
+  audit?: Pick<AuditRepository, 'list'>;
   /** Wrong sign-ins allowed per client address group in a window, then 429. Default: 5 per 300 s. */
   signInLimits?: FailureLimit;
   /** Wrong sign-ins allowed per account from addresses it has not signed in from. Default: 10 per 60 s. */
@@ -65,6 +70,8 @@ export interface AdminContext {
   log: (line: string) => void;
   /** Proves Squid wrote X-Doorman-Client (see lib/net/client-address.ts). */
   proxyKey?: ProxyKeyMatcher | undefined;
+  /** The audit trail: `await audit.admin(ctx, kind, detail)` once an action is done (portal/audit.ts). */
+  audit: RequestAudit;
 }
 
 type Ctx = ParameterizedContext<PortalState>;
@@ -134,7 +141,7 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
       signInCsrf.check(cookies),
       limits.byAccount(),
       session,
-      signIn(paths, cookies, signInCsrf, store, limits, log),
+      signIn(paths, cookies, signInCsrf, store, limits, log, context.audit),
     ],
   });
   route('/admin/sign-out', {
@@ -161,11 +168,12 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
       signedIn,
       formBody({ maxBytes: DIRECTORY_MAX_BYTES, fields: [CSRF_FIELD, ...DIRECTORY_FIELDS] }),
       checkSessionCsrf,
-      applyDirectory(paths, directory, log),
+      applyDirectory(paths, directory, log, context.audit),
     ],
   });
 
-  const screen = { paths, clock, log, signedIn: [session, signedIn] };
+  const { audit } = context;
+  const screen = { paths, clock, log, audit, signedIn: [session, signedIn] };
   homeScreen(route, screen, {
     directory,
     portal: deps.portal,
@@ -178,6 +186,9 @@ export function adminScreens(context: AdminContext, deps: AdminDeps): RouterMidd
   explainScreen(route, screen, deps.explain);
   apiKeysScreen(route, screen, deps.apiKeys);
   adminsScreen(route, { ...screen, cookies }, store);
+  if (deps.audit !== undefined) {
+    auditScreen(route, { ...screen, retentionDays: config.audit.retentionDays }, deps.audit);
+  }
 
   const routes = router.routes();
   // Nothing runs after the admin screens: a path under /admin is theirs, answered or not.
@@ -215,6 +226,7 @@ function signIn(
   store: AdminRepository,
   limits: SignInLimits,
   log: (line: string) => void,
+  audit: RequestAudit,
 ): Middleware<PortalState> {
   return async function checkPassword(ctx) {
     const params = paramsOf(ctx);
@@ -232,6 +244,13 @@ function signIn(
     if (created === undefined) {
       limits.failed(ip, user);
       log(`admin: failed sign-in from ${ip}`);
+      // The name typed, which may be no admin's (or a password typed in the wrong field): capped, as typed.
+      await audit.record({
+        kind: 'admin.sign-in-failed',
+        actor: 'admin:-',
+        address: ip,
+        detail: { name: user },
+      });
       return again(403, 'Wrong user name or password.');
     }
     limits.succeeded(ip, user);
@@ -241,6 +260,7 @@ function signIn(
     cookies.clearSignIn(ctx);
     ctx.state.username = user;
     log(`admin: ${showValue(user)} signed in from ${ip}`);
+    await audit.record({ kind: 'admin.sign-in', actor: `admin:${user}`, address: ip });
     seeOther(ctx, paths.root);
   };
 }
@@ -285,6 +305,7 @@ function applyDirectory(
   paths: AdminPaths,
   directory: DirectoryAdmin,
   log: (line: string) => void,
+  audit: RequestAudit,
 ): Middleware<PortalState> {
   return async function saveAndApply(ctx) {
     const admin = adminOf(ctx);
@@ -302,6 +323,16 @@ function applyDirectory(
       log(`admin: ${who}: directory settings not applied: ${outcome.code}`);
     }
     const after = outcome.kind === 'applied' ? readCurrent(directory).current : current;
+    if (outcome.kind === 'applied' && after !== undefined) {
+      const changes = settingsChanges(current?.settings, after.settings);
+      await audit.admin(ctx, 'settings.saved', {
+        settings: 'directory',
+        changes: {
+          ...changes,
+          ...(passwordTyped ? { bindPassword: { from: '[redacted]', to: '[redacted]' } } : {}),
+        },
+      });
+    }
     render(ctx, status, {
       paths,
       user: admin.session.userName,

@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import type { RequestAudit } from '../audit.ts';
 import type { Middleware, ParameterizedContext } from 'koa';
 import type { Clock } from '../../lib/clock.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
@@ -41,6 +42,8 @@ export interface SeamlessScreenContext {
   log: (line: string) => void;
   /** Loads the admin session (loadAdminSession) and refuses a visitor who is not signed in (requireAdmin). */
   signedIn: Middleware<PortalState>[];
+  /** The audit trail (portal/audit.ts). */
+  audit: RequestAudit;
 }
 
 export interface SeamlessScreenDeps {
@@ -180,6 +183,7 @@ export function seamlessScreen(
             });
             progress.write(steps.end());
             log(`admin: Enable seamless for ${settings.realm} by ${by}: ${result.ok ? 'done' : 'failed'}`);
+            await context.audit.admin(ctx, 'seamless.enabled', { realm: settings.realm, ok: result.ok });
             outcome = result.ok
               ? html`<div class="banner ok" role="status" id="seamless-outcome">
                     <p>
@@ -266,6 +270,7 @@ export function seamlessScreen(
             });
             progress.write(steps.end());
             log(`admin: Disable seamless by ${by}: ${result.ok ? 'done' : 'failed'}`);
+            await context.audit.admin(ctx, 'seamless.disabled', { leftDomain: leaving, ok: result.ok });
             outcome = result.ok
               ? html`<div class="banner ok" role="status" id="seamless-outcome">
                   <p>

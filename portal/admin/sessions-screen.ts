@@ -1,3 +1,5 @@
+import type { SessionKey } from '../../lib/store/session-store.ts';
+import { adminActor, requestAddress } from '../audit.ts';
 import type { ParameterizedContext } from 'koa';
 import { showValue } from '../../lib/errors.ts';
 import type { SessionRepository } from '../../lib/store/store.ts';
@@ -71,7 +73,12 @@ export function sessionsScreen(route: AddRoute, context: ScreenContext, sessions
       const text = paramsOf(ctx).get('key') ?? '';
       const key = keyOf(text);
       if (key === null) return refused(ctx, 'key', text, 'is not a session key (ip:ADDRESS or mac:MAC)');
-      const ended = await sessions.end(key);
+      // In the transaction that ends it: who ended whose session, from where.
+      const ended = await sessions.end(key, (session) =>
+        session === undefined
+          ? undefined
+          : { kind: 'session.ended', actor: adminActor(ctx), user: session.username, ...at(ctx, key) },
+      );
       if (ended === undefined) return page(ctx, 404, searchOf(ctx), { kind: 'not-found', key: key.value });
       log(`admin: ${whoOf(ctx)} ended the session of ${showValue(ended.username)} on ${key.value}`);
       page(ctx, 200, searchOf(ctx), { kind: 'ended', session: ended });
@@ -86,7 +93,13 @@ export function sessionsScreen(route: AddRoute, context: ScreenContext, sessions
         const username = paramsOf(ctx).get('username') ?? '';
         if (username === '' || username.length > MAX_USERNAME_CHARS)
           return refused(ctx, 'username', username, `must be 1 to ${MAX_USERNAME_CHARS} characters`);
-        const ended = await sessions.endByUser(username);
+        const ended = await sessions.endByUser(username, {
+          kind: 'session.ended',
+          actor: adminActor(ctx),
+          user: username,
+          address: requestAddress(ctx),
+          detail: { allOfUser: true },
+        });
         log(`admin: ${whoOf(ctx)} ended the ${ended} sessions of ${showValue(username)}`);
         page(ctx, 200, searchOf(ctx), { kind: 'ended-user', username, ended });
       },
@@ -107,4 +120,12 @@ export function sessionsScreen(route: AddRoute, context: ScreenContext, sessions
       }),
     );
   }
+}
+
+/** Where an admin ended a session from, and which session (its key: the client's address, or a MAC). */
+function at(
+  ctx: Parameters<typeof requestAddress>[0],
+  key: SessionKey,
+): { address: string; detail: Record<string, string> } {
+  return { address: requestAddress(ctx), detail: { [key.kind === 'ip' ? 'ip' : 'mac']: key.value } };
 }

@@ -1,7 +1,10 @@
 import type { Middleware } from 'koa';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config } from '../../lib/config/schema.ts';
+import type { AuditInput } from '../../lib/audit/event.ts';
+import type { Session } from '../../lib/store/session-store.ts';
 import type { SessionRepository } from '../../lib/store/store.ts';
+import { apiActor } from '../audit.ts';
 import { invalidParam } from '../errors.ts';
 import { clientIpOf, paramsOf, type PortalState } from '../state.ts';
 import { parseTimeout } from './timeout.ts';
@@ -40,14 +43,20 @@ export function login(
     const idleSeconds = lifetimes.sessionIdleSeconds;
     const expiresAt = maxSeconds === null ? undefined : clock.now() + maxSeconds * 1000;
     const ip = clientIpOf(ctx);
-    // Answered only once committed: the helper can see the session when the client reads "ok".
-    await sessions.start({
-      key: { kind: 'ip', value: ip },
-      username: parsed.username,
-      source: 'api',
-      ...(expiresAt === undefined ? {} : { expiresAt }),
-      ...(idleSeconds === null ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
-    });
+    const key = { kind: 'ip', value: ip } as const;
+    const actor = apiActor(ctx);
+    // Answered only once committed: the helper can see the session when the client reads "ok". Its audit
+    // events are written in the same transaction.
+    await sessions.start(
+      {
+        key,
+        username: parsed.username,
+        source: 'api',
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+        ...(idleSeconds === null ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
+      },
+      (previous) => loginEvent(actor, ip, parsed.username, previous),
+    );
     ctx.state.username = parsed.username;
     ctx.body = {
       ok: true,
@@ -57,4 +66,20 @@ export function login(
       ...(idleSeconds === null ? {} : { idle_timeout: idleSeconds }),
     };
   };
+}
+
+/**
+ * One event a login (a row per login is what the trail costs the API): api.login, or api.replaced when another
+ * user's session was on the address (read inside the write on SQLite; from this box's copy on PostgreSQL),
+ * with that user in detail.replaced.
+ */
+export function loginEvent(
+  actor: string,
+  ip: string,
+  username: string,
+  before: Session | undefined,
+): AuditInput {
+  const login = { actor, user: username, address: ip };
+  if (before === undefined || before.username === username) return { kind: 'api.login', ...login };
+  return { kind: 'api.replaced', ...login, detail: { replaced: before.username, source: before.source } };
 }

@@ -18,11 +18,12 @@ import type { KeyFailureLimiter } from './key-rate-limit.ts';
  * loud (429s in the request log) and tells a misconfigured script to back off.
  */
 export function requireApiKey(
-  apiKeys: Pick<ApiKeyRepository, 'verify'>,
+  apiKeys: Pick<ApiKeyRepository, 'check'>,
   limiter: KeyFailureLimiter,
 ): Middleware<PortalState> {
   return async function checkApiKey(ctx, next) {
-    if (!apiKeys.verify(paramsOf(ctx).get('api_key') ?? '')) {
+    const name = apiKeys.check(paramsOf(ctx).get('api_key') ?? '');
+    if (name === undefined) {
       const group = addressGroup(clientIpOf(ctx));
       const seconds = limiter.retryAfter(group);
       limiter.recordFailure(group);
@@ -35,6 +36,7 @@ export function requireApiKey(
       }
       throw new ApiError('invalid_api_key', 'the API key is wrong or revoked');
     }
+    ctx.state.apiKey = name;
     await next();
   };
 }

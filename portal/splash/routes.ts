@@ -1,5 +1,6 @@
 import { Router, type RouterMiddleware } from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
+import type { AuditInput } from '../../lib/audit/event.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config } from '../../lib/config/schema.ts';
 import { showValue } from '../../lib/errors.ts';
@@ -207,7 +208,12 @@ export function splashPages(context: SplashContext, deps: SplashDeps): RouterMid
 
     if (settings.mode === 'off') return respond.portalOff(ctx, 409);
     if (settings.mode === 'agreement') {
-      const started = await sessions.startAgreement(ip, settings);
+      const started = await sessions.startAgreement(ip, settings, {
+        kind: 'portal.agreement',
+        // No user: whoever is at the address accepted (the Device Group, decided in the write, is in detail).
+        actor: 'portal',
+        address: ip,
+      });
       if (started === undefined) return respond.noDeviceGroup(ctx, ip);
       const { session, group } = started;
       return signedIn(session.username, `accepted the usage policy (Device Group ${showValue(group.name)})`);
@@ -229,15 +235,22 @@ export function splashPages(context: SplashContext, deps: SplashDeps): RouterMid
       );
     }
     const { user, mac } = outcome;
-    const start = (session: StartSession, what: string) =>
-      sessions.startPortal(session, { clientIp: ip, settings }).then(() => signedIn(session.username, what));
+    const start = (session: StartSession, what: string, audit: AuditInput) =>
+      sessions
+        .startPortal(session, { clientIp: ip, settings }, audit)
+        .then(() => signedIn(session.username, what));
+    const event = { actor: `user:${user}`, user, address: ip } as const;
     if (mac !== undefined) {
       return start(
         registrationSession(mac.mac, user, settings, clock.now()),
         `registered ${mac.mac} to ${showValue(user)}`,
+        { kind: 'portal.registration', ...event, detail: { mac: mac.mac } },
       );
     }
-    return start(authenticationSession(ip, user, settings, clock.now()), `signed in as ${showValue(user)}`);
+    return start(authenticationSession(ip, user, settings, clock.now()), `signed in as ${showValue(user)}`, {
+      kind: 'portal.sign-in',
+      ...event,
+    });
   };
 
   const checkCsrf: Middleware<PortalState> = async function checkCsrf(ctx, next) {

@@ -13,6 +13,10 @@ import { migratePostgres } from '../../lib/store/postgres/migrate.ts';
 import { Replica } from '../../lib/store/postgres/replica.ts';
 import type { ReplicatedTable } from '../../lib/store/postgres/schema.ts';
 import { PgSessions } from '../../lib/store/postgres/sessions.ts';
+import { auditRecords } from '../../lib/audit/event.ts';
+import { pgAudit, shipper } from '../../lib/store/postgres/audit.ts';
+import { idleGraceMs } from '../../lib/store/session-store.ts';
+import type { AuditRepository } from '../../lib/store/store.ts';
 import type { Box, BoxOptions, ContractStore, Site } from '../unit/lib/store/contract/site.ts';
 import { pick } from '../support/pick.ts';
 import { usePostgres } from './postgres.ts';
@@ -30,6 +34,7 @@ export interface PgStore extends ContractStore {
   deviceGroups: PgDeviceGroups;
   portal: PgPortalSettings;
   directory: PgDirectorySettings;
+  audit: AuditRepository;
 }
 
 export interface PgBox extends Box<PgStore> {
@@ -81,7 +86,7 @@ export function usePgSite(): {
     let boxes = 0;
 
     const box = async (boxOptions: PgBoxOptions = {}): Promise<PgBox> => {
-      const name = `box${++boxes}`;
+      const name = boxOptions.name ?? `box${++boxes}`;
       const boxSql = connect(`doorman-${name}`);
       const logs: string[] = [];
       const log = boxOptions.log ?? ((line: string) => void logs.push(line));
@@ -94,7 +99,17 @@ export function usePgSite(): {
       cleanups.push(() => replica.close());
       const schedule = boxOptions.schedule === undefined ? {} : { schedule: boxOptions.schedule };
       const passwordFile = boxOptions.passwordFile ?? join(dir, `${name}-bind-password`);
-      const sessions = new PgSessions(boxSql, replica, { clock, ...pick(boxOptions, 'deadlineMs') });
+      const ship = shipper(
+        boxOptions.ship === undefined ? undefined : { box: name, ship: boxOptions.ship },
+        log,
+      );
+      const sessions = new PgSessions(boxSql, replica, {
+        clock,
+        box: name,
+        ship,
+        idleGraceMs: idleGraceMs(boxOptions.leastIdleSeconds ?? 0),
+        ...pick(boxOptions, 'deadlineMs'),
+      });
       cleanups.push(() => sessions.drain());
       const store: PgStore = {
         sessions,
@@ -106,6 +121,7 @@ export function usePgSite(): {
           ...pick(boxOptions, 'leastIdleSeconds', 'directoryApplied'),
         }),
         directory: new PgDirectorySettings(boxSql, replica, { clock, passwordFile }),
+        audit: pgAudit(boxSql, (events) => auditRecords(events, clock.now(), name), ship),
       };
       await replica.start();
       return {

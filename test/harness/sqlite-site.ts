@@ -52,6 +52,10 @@ export function useSqliteSite(): { open(options?: { now?: number }): Promise<Sql
         clock,
         passwordFile: boxOptions.passwordFile ?? join(tmp.dir, `${name}-box${++boxes}-bind-password`),
         ...pick(boxOptions, 'leastIdleSeconds', 'directoryApplied', 'sessionTtlMs', 'log'),
+        audit: {
+          box: boxOptions.name ?? `box${boxes}`,
+          ...(boxOptions.ship === undefined ? {} : { ship: boxOptions.ship }),
+        },
       });
       stores.push(store);
       return { store, db, sync: async () => undefined };

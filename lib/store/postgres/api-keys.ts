@@ -92,8 +92,13 @@ export class PgApiKeys implements ApiKeyRepository {
 
   /** A well-formed, known, unrevoked key (as this process's copy holds them); the same work in every case. */
   verify(presented: string): boolean {
+    return this.check(presented) !== undefined;
+  }
+
+  /** The name of the key, when verify() would accept it (for the audit trail's actor); the same work. */
+  check(presented: string): string | undefined {
     const row = acceptedKey(presented, (keyId) => this.#byKeyId.get(keyId));
-    if (row === undefined) return false;
+    if (row === undefined) return undefined;
     const now = this.#clock.now();
     const asked = this.#askedUsed.get(row.key_id);
     const known = asked === undefined ? row.last_used_at : Math.max(asked, row.last_used_at ?? asked);
@@ -102,7 +107,7 @@ export class PgApiKeys implements ApiKeyRepository {
       this.#askedUsed.set(row.key_id, now);
       void this.#writeUsed();
     }
-    return true;
+    return row.name;
   }
 
   /**

@@ -96,6 +96,24 @@ export const postgresMigrations: readonly string[] = [
   );
   CREATE UNIQUE INDEX device_groups_name ON device_groups (lower(name));
   `,
+  // 2: the audit trail (lib/audit/event.ts). Not replicated (no change number, no NOTIFY): it is read by an
+  // admin's screen from the database, never from memory. Written in the transaction of the change it
+  // describes; kept audit.retentionDays (serve's hourly purge).
+  `
+  CREATE TABLE audit_events (
+    id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at        bigint NOT NULL,
+    box       text   NOT NULL CHECK (length(box) BETWEEN 1 AND 256),
+    kind      text   NOT NULL CHECK (length(kind) BETWEEN 1 AND 64),
+    actor     text   NOT NULL CHECK (length(actor) BETWEEN 1 AND 256),
+    username  text   CHECK (length(username) <= 1024),
+    address   text   CHECK (length(address) <= 256),
+    detail    jsonb  NOT NULL DEFAULT '{}'
+  );
+  -- The time's only: a login appends to it; the screen's other filters scan a bounded number of rows a page
+  -- (lib/audit/query.ts AUDIT_SCAN_ROWS), as on SQLite (migrations.ts 8).
+  CREATE INDEX audit_events_at ON audit_events (at, id);
+  `,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = postgresMigrations.length;

@@ -1,8 +1,12 @@
+import { type AuditRecord, auditRecords, withGroup } from '../../audit/event.ts';
+import { expiryEvents } from '../../audit/expiry.ts';
+import { hostname } from 'node:os';
 import type { Clock } from '../../clock.ts';
 import { addressBinding } from '../../portal/address-binding.ts';
 import { agreementSession } from '../../portal/portal-sessions.ts';
 import { CidrSet, type DeviceGroup, type PortalSettings } from '../../portal/settings.ts';
 import {
+  idleGraceMs,
   toSession,
   type Session,
   type SessionKey,
@@ -10,7 +14,8 @@ import {
   type StartSession,
 } from '../session-store.ts';
 import { firstMatches, type SessionPage, type SessionSearch } from '../session-search.ts';
-import type { SessionRepository } from '../store.ts';
+import type { Audited, SessionRepository } from '../store.ts';
+import { insertAudit } from './audit.ts';
 import { takeChange } from './changes.ts';
 import type { Sql, Tx } from './connect.ts';
 import type { Replica } from './replica.ts';
@@ -52,10 +57,28 @@ export class PgSessions implements SessionRepository {
   readonly #batch: WriteBatch<Context>;
   /** Own writes applied ahead of the replica: changeStamp moves with them too. */
   #ownWrites = 0;
+  readonly #box: string;
+  readonly #idleGraceMs: number;
 
-  constructor(sql: Sql, replica: Replica, options: { clock: Clock; deadlineMs?: number }) {
+  constructor(
+    sql: Sql,
+    replica: Replica,
+    options: {
+      clock: Clock;
+      deadlineMs?: number;
+      /** This box's name in audit events; default os.hostname(). */
+      box?: string;
+      /** Given each write's audit events once committed. */
+      ship?: (records: readonly AuditRecord[]) => void;
+      /** How long past its idle limit a session is purged (lib/store/sqlite-store.ts idleGraceMs); default 1 min. */
+      idleGraceMs?: number;
+    },
+  ) {
     this.#replica = replica;
     this.#clock = options.clock;
+    this.#box = options.box ?? hostname();
+    this.#idleGraceMs = options.idleGraceMs ?? idleGraceMs(0);
+    const ship = options.ship;
     replica.table('sessions', {
       // Read in chunks into a table of its own, put in place once the read has ended well: a million rows
       // never sit in memory twice over (the driver's rows beside the table's), which is most of the peak.
@@ -86,14 +109,28 @@ export class PgSessions implements SessionRepository {
           await tx`SELECT last FROM changes WHERE tab = 'device_groups' FOR SHARE`;
         return { change: await takeChange(tx, 'sessions'), now: this.#clock.now() };
       },
-      committed: (context, effects) => this.#applyOwn(context.change, effects),
-      // Logins next to each other in a batch: one statement for all of them.
+      committed: (context, effects) => {
+        this.#applyOwn(context.change, effects);
+        if (ship !== undefined) {
+          const records = effects.flatMap((effect) => effect.audit ?? []);
+          if (records.length > 0) ship(records);
+        }
+      },
+      // Logins next to each other in a batch: one statement for all of them, and one for their audit events.
       merged: {
-        start: async (tx, context, inputs) =>
-          (await upsertMany(tx, context, inputs as StartSession[])).map((row) => ({
-            value: toSession(row),
-            rows: [row],
-          })),
+        start: async (tx, context, inputs) => {
+          const starts = (inputs as { start: StartSession; audit: Parameters<PgSessions['start']>[1] }[]).map(
+            (s) => ({ start: s.start, audit: this.#loginAudit(s.start, s.audit, context.now) }),
+          );
+          const rows = await upsertMany(
+            tx,
+            context,
+            starts.map((s) => s.start),
+          );
+          const audits = starts.map((s) => auditRecords(s.audit, context.now, this.#box));
+          await insertAudit(tx, audits.flat());
+          return rows.map((row, i) => ({ value: toSession(row), rows: [row], audit: audits[i] ?? [] }));
+        },
       },
     });
   }
@@ -128,19 +165,43 @@ export class PgSessions implements SessionRepository {
     return `${this.#replica.applied('sessions')}:${this.#ownWrites}`;
   }
 
-  start(input: StartSession): Promise<Session> {
+  start(
+    input: StartSession,
+    audit?: Audited | ((previous: Session | undefined) => Audited),
+  ): Promise<Session> {
     return this.#batch.run(
       async (tx, context) => {
+        const events = this.#loginAudit(input, audit, context.now);
         const row = await upsert(tx, context, input);
-        return { value: toSession(row), rows: [row] };
+        return { value: toSession(row), rows: [row], audit: await this.#audit(tx, context, events) };
       },
-      { merge: { kind: 'start', input } },
+      { merge: { kind: 'start', input: { start: input, audit } } },
     );
+  }
+
+  /**
+   * A login's events: given the session it replaces as this box's copy has it when the write runs (another
+   * box's login not caught up yet is not told apart).
+   */
+  #loginAudit(
+    input: StartSession,
+    audit: Audited | ((previous: Session | undefined) => Audited) | undefined,
+    now: number,
+  ): Audited | undefined {
+    return typeof audit === 'function' ? audit(this.#table.find(input.key, now)) : audit;
+  }
+
+  /** Write a write's audit events in its transaction; the records, for the sinks once committed. */
+  async #audit(tx: Tx, context: Context, audit: Audited | undefined): Promise<AuditRecord[]> {
+    const records = auditRecords(audit, context.now, this.#box);
+    await insertAudit(tx, records);
+    return records;
   }
 
   startPortal(
     start: StartSession,
     options: { clientIp: string; settings: PortalSettings },
+    audit?: Audited,
   ): Promise<{ session: Session; binding: Session | undefined }> {
     return this.#batch.run(async (tx, context) => {
       const row = await upsert(tx, context, start);
@@ -151,13 +212,15 @@ export class PgSessions implements SessionRepository {
           ? await upsert(tx, context, addressBinding(session, options.clientIp, options.settings))
           : undefined;
       const value = { session, binding: bound === undefined ? undefined : toSession(bound) };
-      return { value, rows: bound === undefined ? [row] : [row, bound] };
+      const records = await this.#audit(tx, context, audit);
+      return { value, rows: bound === undefined ? [row] : [row, bound], audit: records };
     });
   }
 
   startAgreement(
     ip: string,
     settings: Pick<PortalSettings, 'idleTimeoutMinutes' | 'hardTimeoutMinutes'>,
+    audit?: Audited,
   ): Promise<{ session: Session; group: DeviceGroup } | undefined> {
     return this.#batch.run(
       async (tx, context) => {
@@ -174,31 +237,43 @@ export class PgSessions implements SessionRepository {
           cidrs: holding.cidrs,
           active: holding.active,
         };
-        return { value: { session: toSession(row), group }, rows: [row] };
+        const records = await this.#audit(tx, context, withGroup(audit, group.name));
+        return { value: { session: toSession(row), group }, rows: [row], audit: records };
       },
       { needs: 'device_groups' },
     );
   }
 
-  end(key: SessionKey): Promise<Session | undefined> {
+  end(
+    key: SessionKey,
+    audit?: Audited | ((ended: Session | undefined) => Audited | undefined),
+  ): Promise<Session | undefined> {
     return this.#batch.run(async (tx, context) => {
       const rows = await deleteSessions(tx, context, tx`key_kind = ${key.kind} AND key = ${key.value}`);
       const [row] = rows;
-      return { value: row === undefined ? undefined : toSession(row), deleted: rows.map((r) => r.id) };
+      const ended = row === undefined ? undefined : toSession(row);
+      const records = await this.#audit(tx, context, typeof audit === 'function' ? audit(ended) : audit);
+      return {
+        value: ended,
+        deleted: rows.map((r) => r.id),
+        audit: records,
+      };
     });
   }
 
-  clear(): Promise<number> {
+  clear(audit?: Audited): Promise<number> {
     return this.#batch.run(async (tx, context) => {
       const rows = await deleteSessions(tx, context, tx`true`);
-      return { value: rows.length, deleted: rows.map((r) => r.id) };
+      const records = await this.#audit(tx, context, audit);
+      return { value: rows.length, deleted: rows.map((r) => r.id), audit: records };
     });
   }
 
-  endBySource(sources: readonly SessionSource[]): Promise<number> {
+  endBySource(sources: readonly SessionSource[], audit?: Audited): Promise<number> {
     return this.#batch.run(async (tx, context) => {
       const rows = await deleteSessions(tx, context, tx`source = ANY(${[...sources]}::text[])`);
-      return { value: rows.length, deleted: rows.map((r) => r.id) };
+      const records = await this.#audit(tx, context, audit);
+      return { value: rows.length, deleted: rows.map((r) => r.id), audit: records };
     });
   }
 
@@ -207,10 +282,11 @@ export class PgSessions implements SessionRepository {
     return this.#table.countBySource(sources, this.#clock.now());
   }
 
-  endByUser(username: string): Promise<number> {
+  endByUser(username: string, audit?: Audited): Promise<number> {
     return this.#batch.run(async (tx, context) => {
       const rows = await deleteSessions(tx, context, tx`username = ${username}`);
-      return { value: rows.length, deleted: rows.map((r) => r.id) };
+      const records = await this.#audit(tx, context, audit);
+      return { value: rows.length, deleted: rows.map((r) => r.id), audit: records };
     });
   }
 
@@ -264,8 +340,12 @@ export class PgSessions implements SessionRepository {
           const rows = await deleteSessions(
             tx,
             context,
-            tx`id IN (SELECT id FROM sessions WHERE expires_at <= ${context.now} LIMIT ${PURGE_CHUNK_ROWS})`,
+            tx`id IN (SELECT id FROM sessions WHERE expires_at <= ${context.now}
+              OR (idle_timeout IS NOT NULL AND last_seen + idle_timeout + ${this.#idleGraceMs} < ${context.now})
+              LIMIT ${PURGE_CHUNK_ROWS})`,
           );
+          // Recorded by the box whose purge deleted the row, in its transaction: once site-wide.
+          const records = await this.#audit(tx, context, expiryEvents(rows.map(toSession)));
           const [old] = await tx<{ n: number }[]>`
             WITH old AS (
               DELETE FROM session_deletions WHERE ctid IN (
@@ -276,7 +356,11 @@ export class PgSessions implements SessionRepository {
               UPDATE changes SET pruned = greatest(pruned, (SELECT max(change) FROM old))
               WHERE tab = 'sessions' AND EXISTS (SELECT 1 FROM old))
             SELECT count(*)::int AS n FROM old`;
-          return { value: { sessions: rows.length, records: old?.n ?? 0 }, deleted: rows.map((r) => r.id) };
+          return {
+            value: { sessions: rows.length, records: old?.n ?? 0 },
+            deleted: rows.map((r) => r.id),
+            audit: records,
+          };
         },
         { rows: PURGE_CHUNK_ROWS },
       );

@@ -1,7 +1,11 @@
+import { hostname } from 'node:os';
+import { auditRecords } from '../../audit/event.ts';
 import { systemClock, type Clock } from '../../clock.ts';
 import { DoormanError } from '../../errors.ts';
 import type { Log } from '../../log.ts';
-import type { Store, StoreStatus } from '../store.ts';
+import { idleGraceMs } from '../session-store.ts';
+import type { AuditOptions, Store, StoreStatus } from '../store.ts';
+import { pgAudit, shipper } from './audit.ts';
 import { PgAdmins } from './admins.ts';
 import { PgApiKeys } from './api-keys.ts';
 import { connectPostgres, showUrl, type PostgresSettings, type Sql } from './connect.ts';
@@ -57,6 +61,8 @@ export interface PostgresStoreOptions extends PostgresBoxOptions {
    * than this Doorman's is refused (SCHEMA_TOO_NEW, or "run doorman store migrate").
    */
   migrate: boolean;
+  /** The audit trail's box name and sink; default os.hostname() and none. */
+  audit?: AuditOptions;
 }
 
 /**
@@ -74,7 +80,14 @@ export async function openPostgresStore(
     if (options.migrate) await migratePostgres(box.sql);
     else await requireCurrentSchema(box.sql);
     const { sql, replica } = box;
-    const sessions = new PgSessions(sql, replica, { clock });
+    const boxName = options.audit?.box ?? hostname();
+    const ship = shipper(options.audit, options.log);
+    const sessions = new PgSessions(sql, replica, {
+      clock,
+      box: boxName,
+      ship,
+      idleGraceMs: idleGraceMs(options.leastIdleSeconds),
+    });
     const directory = new PgDirectorySettings(sql, replica, { passwordFile: options.passwordFile, clock });
     const store: Store = {
       engine: 'postgres',
@@ -85,6 +98,7 @@ export async function openPostgresStore(
       // Whether a directory is applied is read inside the save's transaction (the row, not this box's file).
       portal: new PgPortalSettings(sql, replica, { clock, leastIdleSeconds: options.leastIdleSeconds }),
       directory,
+      audit: pgAudit(sql, (events) => auditRecords(events, clock.now(), boxName), ship),
       // `doorman store status`'s report of the database, with this process's own staleness beside it.
       status: async (): Promise<StoreStatus> => {
         const stale = replica.staleMs();

@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import type { AuditRecord } from '../../audit/event.ts';
 import { DoormanError } from '../../errors.ts';
 import type { Sql, Tx } from './connect.ts';
 import type { SessionRow } from './session-table.ts';
@@ -11,6 +12,8 @@ export interface Effect<T> {
   rows?: readonly SessionRow[];
   /** Ids of sessions it deleted. */
   deleted?: readonly number[];
+  /** Audit events it wrote (in its transaction): shipped once committed. */
+  audit?: readonly AuditRecord[];
 }
 
 /** One write: runs inside the batch's transaction, after `begin` (which took the change number). */

@@ -10,7 +10,7 @@ export interface Chrome {
 }
 
 export type Screen =
-  'home' | 'sessions' | 'directory' | 'portal' | 'seamless' | 'explain' | 'api-keys' | 'admins';
+  'home' | 'sessions' | 'directory' | 'portal' | 'seamless' | 'explain' | 'api-keys' | 'admins' | 'audit';
 
 /** The admin screens, in the order the navigation lists them. */
 const SCREENS: readonly { screen: Screen; label: string; path: (paths: AdminPaths) => string }[] = [
@@ -22,6 +22,7 @@ const SCREENS: readonly { screen: Screen; label: string; path: (paths: AdminPath
   { screen: 'explain', label: 'Explain a client', path: (p) => p.explain },
   { screen: 'api-keys', label: 'API keys', path: (p) => p.apiKeys },
   { screen: 'admins', label: 'Admins', path: (p) => p.admins },
+  { screen: 'audit', label: 'Audit', path: (p) => p.audit },
 ];
 
 /** A whole admin page. No script anywhere: the CSP forbids it, and nothing needs it. */

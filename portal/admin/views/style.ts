@@ -71,7 +71,6 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 dd.good { color: #2d7a34; }
 dd.bad { color: #a0161b; }
 code { font-family: ui-monospace, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
-.actions { display: flex; flex-wrap: wrap; gap: 0.6rem; }
 main:has(table.sessions) { max-width: 76rem; }
 form.search { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-end; margin: 0 0 1.2rem; }
 form.search .field { flex: 1 1 12rem; }
@@ -98,6 +97,22 @@ li.admin form.remove { margin-top: 0.6rem; }
   table.sessions td, table.keys td { display: grid; grid-template-columns: 6.5rem 1fr; gap: 0.5rem;
     border: 0; padding: 0.15rem 0.5rem; }
   table.sessions td::before, table.keys td::before { content: attr(data-label); font-weight: 600; }
+}
+.actions { display: flex; flex-wrap: wrap; gap: 0.6rem; align-items: center; }
+main:has(table.audit) { max-width: 72rem; }
+.filters fieldset { display: grid; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); gap: 0 1rem; }
+.filters legend, .filters .actions { grid-column: 1 / -1; }
+table.audit { width: 100%; border-collapse: collapse; background: #fff; margin: 0 0 1.2rem; font-size: 0.9rem; }
+table.audit th, table.audit td { text-align: left; vertical-align: top; padding: 0.35rem 0.5rem;
+  border-bottom: 1px solid #c8c8c4; overflow-wrap: anywhere; }
+table.audit td.detail span { display: block; }
+@media (max-width: 40rem) {
+  table.audit thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  table.audit, table.audit tbody, table.audit tr, table.audit td { display: block; }
+  table.audit tr { border-bottom: 2px solid #8a8a86; padding: 0.3rem 0; }
+  table.audit td { border: 0; padding: 0.1rem 0.5rem; }
+  table.audit td::before { content: attr(data-label) ": "; font-weight: 600; }
+  table.audit td.detail:empty { display: none; }
 }
 @media (max-width: 30rem) {
   dl.facts { grid-template-columns: 1fr; }

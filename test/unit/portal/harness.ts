@@ -6,6 +6,8 @@ import { ApiKeyStore } from '../../../lib/store/api-key-store.ts';
 import { openDatabase, type Db } from '../../../lib/store/database.ts';
 import { SessionStore } from '../../../lib/store/session-store.ts';
 import { openSqliteStore } from '../../../lib/store/sqlite-store.ts';
+import type { AuditRecord } from '../../../lib/audit/event.ts';
+import type { Store } from '../../../lib/store/store.ts';
 import { createApp } from '../../../portal/app.ts';
 import { startServer, type ListenAddress, type RunningServer } from '../../../portal/server.ts';
 
@@ -18,6 +20,9 @@ export interface Portal {
   apiKeys: ApiKeyStore;
   key: string;
   logs: string[];
+  /** The whole store (its audit trail: box 'test-box'), and the audit events shipped once committed. */
+  store: Store;
+  shipped: AuditRecord[];
   /** Send a request to the first (or given) listening address. */
   send(options: SendOptions): Promise<Reply>;
   /** POST a urlencoded form to `path` as client `from` (a loopback address). */
@@ -58,7 +63,12 @@ export async function startPortal(
   const apiKeys = new ApiKeyStore(db, clock);
   const { key } = apiKeys.create('tests');
   // No directory is applied here: its password file is never read.
-  const store = openSqliteStore(db, { passwordFile: '/nonexistent/directory-bind-password', clock });
+  const shipped: AuditRecord[] = [];
+  const store = openSqliteStore(db, {
+    passwordFile: '/nonexistent/directory-bind-password',
+    clock,
+    audit: { box: 'test-box', ship: (records) => shipped.push(...records) },
+  });
   const logs: string[] = [];
   const app = createApp({
     // No trusted proxy unless a test says so: requests from 127.0.0.1 are then plain clients.
@@ -66,6 +76,7 @@ export async function startPortal(
     proxyKey: new ProxyKeyCheck(PROXY_KEY),
     sessions: store.sessions,
     apiKeys: store.apiKeys,
+    audit: store.audit,
     clock,
     log: (l) => logs.push(l),
   });
@@ -88,7 +99,7 @@ export async function startPortal(
     await server.close();
     await store.close();
   };
-  return { server, db, clock, sessions, apiKeys, key, logs, send, post, close };
+  return { server, db, clock, sessions, apiKeys, key, logs, store, shipped, send, post, close };
 }
 
 export function sendTo(target: ListenAddress, options: SendOptions): Promise<Reply> {

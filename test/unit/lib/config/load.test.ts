@@ -28,6 +28,7 @@ const DEFAULTS: Config = {
     account: { maxFailures: 5, windowSeconds: 900 },
     address: { maxFailures: 10, windowSeconds: 300 },
   },
+  audit: { box: null, retentionDays: 180, file: null, syslog: false },
   squid: {
     ttl: 5,
     negativeTtl: 0,

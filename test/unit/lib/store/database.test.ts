@@ -22,11 +22,13 @@ const schemaObjects = (db: Db) =>
     .all() as { type: string; name: string }[];
 
 const CURRENT_OBJECTS = [
+  { type: 'index', name: 'audit_events_at' },
   { type: 'index', name: 'sessions_expires_at' },
   { type: 'index', name: 'sign_in_failures_window_start' },
   { type: 'table', name: 'admin_sessions' },
   { type: 'table', name: 'admin_users' },
   { type: 'table', name: 'api_keys' },
+  { type: 'table', name: 'audit_events' },
   { type: 'table', name: 'device_groups' },
   { type: 'table', name: 'ntlm_clients' },
   { type: 'table', name: 'sessions' },

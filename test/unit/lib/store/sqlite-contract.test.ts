@@ -1,6 +1,7 @@
 import { describe } from 'vitest';
 import { useSqliteSite } from '../../../harness/sqlite-site.ts';
 import { describeAdmins } from './contract/admins.ts';
+import { describeAudit } from './contract/audit.ts';
 import { describeApiKeys } from './contract/api-keys.ts';
 import { describeDeviceGroups } from './contract/device-groups.ts';
 import { describeDirectorySettings } from './contract/directory-settings.ts';
@@ -24,4 +25,5 @@ describe('the SQLite store (contract)', () => {
   describeDeviceGroups(open);
   describePortalSettings(open);
   describeDirectorySettings(open);
+  describeAudit(open);
 });

@@ -1,4 +1,6 @@
 import { afterEach } from 'vitest';
+import type { AuditRecord } from '../../../../lib/audit/event.ts';
+import type { AuditRepository } from '../../../../lib/store/store.ts';
 import { ManualClock } from '../../../../lib/clock.ts';
 import { configSchema, type ConfigInput } from '../../../../lib/config/schema.ts';
 import { directorySettingsSchema, type DirectorySettings } from '../../../../lib/directory/settings.ts';
@@ -114,6 +116,9 @@ export interface AdminPortal {
   logs: string[];
   /** The path of baseUrl: '/' unless the test configures another. */
   base: string;
+  /** The audit trail (box 'test-box'), and what was shipped to the sink. */
+  audit: AuditRepository;
+  shipped: AuditRecord[];
   send(options: SendOptions): Promise<Reply>;
   browser(from?: string): Browser;
   close(): Promise<void>;
@@ -155,8 +160,10 @@ export async function startAdminPortal(
     passwordFile: '/nonexistent/directory-bind-password',
     directoryApplied,
     ...storeOptions,
+    audit: { box: 'test-box', ship: (records) => shipped.push(...records) },
   });
   const deviceGroups = shared.deviceGroups;
+  const shipped: AuditRecord[] = [];
   await store.setPassword(ADMIN, ADMIN_PASSWORD);
   const logs: string[] = [];
   const parsed = configSchema.parse(config);
@@ -164,12 +171,14 @@ export async function startAdminPortal(
     config: parsed,
     sessions: shared.sessions,
     apiKeys: shared.apiKeys,
+    audit: shared.audit,
     clock,
     log: (l) => logs.push(l),
     admin: {
       store: shared.admins,
       sessions: shared.sessions,
       apiKeys: shared.apiKeys,
+      audit: shared.audit,
       directory,
       portal: {
         settings: shared.portal,
@@ -195,6 +204,8 @@ export async function startAdminPortal(
     deviceGroups,
     apiKeys: shared.apiKeys,
     logs,
+    audit: shared.audit,
+    shipped,
     base: new URL(parsed.baseUrl).pathname,
     send: (o) => sendTo(target, o),
     browser: (from) => new Browser(portal, from),

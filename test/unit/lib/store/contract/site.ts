@@ -1,3 +1,4 @@
+import type { AuditRecord } from '../../../../../lib/audit/event.ts';
 import type { ManualClock } from '../../../../../lib/clock.ts';
 import type { Log } from '../../../../../lib/log.ts';
 import type { Store } from '../../../../../lib/store/store.ts';
@@ -12,7 +13,7 @@ import type { Store } from '../../../../../lib/store/store.ts';
 /** The repositories the suites exercise. */
 export type ContractStore = Pick<
   Store,
-  'sessions' | 'apiKeys' | 'admins' | 'deviceGroups' | 'portal' | 'directory'
+  'sessions' | 'apiKeys' | 'admins' | 'deviceGroups' | 'portal' | 'directory' | 'audit'
 >;
 
 export interface BoxOptions {
@@ -26,6 +27,10 @@ export interface BoxOptions {
   sessionTtlMs?: number;
   /** Where the API keys' "last used" failures go. */
   log?: Log;
+  /** The box's name in audit events; default box1, box2... */
+  name?: string;
+  /** Given the audit events this box committed (the file or syslog sink). */
+  ship?: (records: readonly AuditRecord[]) => void;
 }
 
 /** One box (a process of its own, as it were) on the site's store; `S`: the repositories a suite needs. */

@@ -36,6 +36,7 @@ describe('PostgreSQL schema migrations (a real PostgreSQL 15)', { timeout: 30_00
       'admin_sessions',
       'admin_users',
       'api_keys',
+      'audit_events',
       'changes',
       'device_groups',
       'doorman_schema',

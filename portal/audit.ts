@@ -1,0 +1,62 @@
+import type { ParameterizedContext } from 'koa';
+import type { AuditInput, AuditKind } from '../lib/audit/event.ts';
+import { showValue } from '../lib/errors.ts';
+import { normaliseIp } from '../lib/net/address.ts';
+import type { AuditRepository } from '../lib/store/store.ts';
+import type { PortalState } from './state.ts';
+
+type Ctx = ParameterizedContext<PortalState>;
+
+/** Where a request came from: the proven client (when clientIp ran), else the TCP peer. */
+export const requestAddress = (ctx: Ctx): string => ctx.state.clientIp ?? normaliseIp(ctx.ip) ?? ctx.ip;
+
+/** The actor of a login API call: the API key's name (requireApiKey). */
+export const apiActor = (ctx: Ctx): string => `api-key:${ctx.state.apiKey ?? '-'}`;
+
+/** The actor of an admin screen's request: the signed-in administrator. */
+export const adminActor = (ctx: Ctx): string => `admin:${ctx.state.admin?.session.userName ?? '-'}`;
+
+/**
+ * The web app's way to the audit trail. Identity events go with their session write (SessionRepository's
+ * `audit` argument, built with the helpers above); an admin's action is one line after it is done:
+ *
+ *     await audit.admin(ctx, 'api-key.created', { name });
+ *
+ * which records who (the signed-in admin), from where (the request's address), on this box (the store's) and
+ * when. It never fails the request, whose change has been made: a failed write is logged.
+ */
+export interface RequestAudit {
+  admin(
+    ctx: Ctx,
+    kind: AuditKind,
+    detail?: Record<string, unknown>,
+    about?: { user?: string },
+  ): Promise<void>;
+  /** Any event, with the same never-fail rule (the admin sign-in, whose actor is not signed in yet). */
+  record(input: AuditInput): Promise<void>;
+}
+
+export function requestAudit(
+  audit: Pick<AuditRepository, 'record'> | undefined,
+  log: (line: string) => void,
+): RequestAudit {
+  const record = async (input: AuditInput) => {
+    if (audit === undefined) return;
+    try {
+      await audit.record(input);
+    } catch (error) {
+      log(`audit: ${input.kind} by ${showValue(input.actor)} not recorded: ${(error as Error).message}`);
+    }
+  };
+  return {
+    admin: (ctx, kind, detail, about) =>
+      record({
+        kind,
+        actor: adminActor(ctx),
+        address: requestAddress(ctx),
+        ...(about?.user === undefined ? {} : { user: about.user }),
+        ...(detail === undefined ? {} : { detail }),
+      }),
+    record,
+  };
+}
