@@ -158,3 +158,37 @@ describe('the Audit screen', () => {
     expect(xss.text).toContain('&lt;script&gt;');
   });
 });
+
+describe('the Sessions, API keys and Admins screens record their actions', () => {
+  it('end a session, end all of a user, make and revoke a key, add, reset and remove an admin', async () => {
+    const p = (portal = await startAdminPortal());
+    await p.sessions.start({ key: { kind: 'ip', value: '10.0.0.5' }, username: 'alice', source: 'api' });
+    await p.sessions.start({ key: { kind: 'ip', value: '10.0.0.6' }, username: 'bob', source: 'api' });
+    const b = p.browser('127.0.0.5');
+    await b.signIn();
+    const csrf = csrfOf(await b.get('/admin/sessions'));
+    expect((await b.post('/admin/sessions/end', { csrf, key: 'ip:10.0.0.5' })).status).toBe(200);
+    expect((await b.post('/admin/sessions/end-user', { csrf, username: 'bob' })).status).toBe(200);
+    const made = await b.post('/admin/api-keys', { csrf, name: 'door' });
+    expect(made.status).toBe(200);
+    expect((await b.post('/admin/api-keys/revoke', { csrf, name: 'door' })).status).toBe(200);
+    const pw = { password: 'Carol pw 1-hunter7', confirm: 'Carol pw 1-hunter7' };
+    expect((await b.post('/admin/admins', { csrf, user: 'carol', ...pw })).status).toBe(200);
+    expect((await b.post('/admin/admins/password', { csrf, user: 'carol', ...pw })).status).toBe(200);
+    expect((await b.post('/admin/admins/remove', { csrf, user: 'carol' })).status).toBe(200);
+    const events = (await eventsOf(p)).filter((e) => e.kind !== 'admin.sign-in');
+    expect(events.map((e) => [e.kind, e.actor, e.user, e.address, e.detail])).toEqual([
+      ['session.ended', 'admin:root', 'alice', '127.0.0.5', { ip: '10.0.0.5' }],
+      ['session.ended', 'admin:root', 'bob', '127.0.0.5', { allOfUser: true }],
+      ['api-key.created', 'admin:root', undefined, '127.0.0.5', { name: 'door' }],
+      ['api-key.revoked', 'admin:root', undefined, '127.0.0.5', { name: 'door' }],
+      ['admin.created', 'admin:root', undefined, '127.0.0.5', { name: 'carol' }],
+      ['admin.password-reset', 'admin:root', undefined, '127.0.0.5', { name: 'carol' }],
+      ['admin.removed', 'admin:root', undefined, '127.0.0.5', { name: 'carol' }],
+    ]);
+    // Never the password, nor the key made.
+    const key = /dm\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/.exec(made.text)?.[0] ?? 'no key on the page';
+    expect(key).toMatch(/^dm\./);
+    for (const secret of ['hunter7', key]) expect(JSON.stringify([events, p.shipped])).not.toContain(secret);
+  });
+});
