@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import {
   SessionSources,
   type Session,
@@ -53,6 +54,12 @@ export class SessionTable {
   readonly #scratch = new Scratch();
   readonly #byKey = new SlotIndex();
   readonly #byId = new SlotIndex();
+  /**
+   * The key hash's seed, drawn for each table: keys are outside input (a client picks its IPv6 address among
+   * 2^64), and with one hash for every process an outsider could choose addresses that share a cell and make
+   * each lookup walk them all. Ids come from PostgreSQL's sequence: their hash needs no secret.
+   */
+  readonly #seed: number;
   #size = 0;
   /** What #isKey and #isId compare with (set before each search: no closure made per lookup). */
   #wantKind = 0;
@@ -71,14 +78,27 @@ export class SessionTable {
 
   readonly #isId = (slot: number): boolean => this.#slots.f64(slot, ID) === this.#wantId;
 
+  /** `seed`: the key hash's, random unless a test needs one. */
+  constructor(seed = randomInt(2 ** 32)) {
+    this.#seed = seed | 0;
+  }
+
   get size(): number {
     return this.#size;
   }
 
-  /** How it is held: slots ever used (freed ones are reused), the arena's bytes in use and garbage. */
-  stats(): { slots: number; arenaBytes: number; arenaGarbage: number } {
+  /**
+   * How it is held: slots ever used (freed ones are reused), the arena's bytes in use and garbage, and the
+   * most index cells a lookup by key reads (a walk over the whole index: for tests and the bench).
+   */
+  stats(): { slots: number; arenaBytes: number; arenaGarbage: number; longestKeyProbe: number } {
     const arena = this.#slots.arena();
-    return { slots: this.#slots.end, arenaBytes: arena.live, arenaGarbage: arena.garbage };
+    return {
+      slots: this.#slots.end,
+      arenaBytes: arena.live,
+      arenaGarbage: arena.garbage,
+      longestKeyProbe: this.#byKey.longestProbe(),
+    };
   }
 
   /** Hold this version of a row unless a newer one is held (on its key, or under its id on another key). */
@@ -216,7 +236,7 @@ export class SessionTable {
   #findKey(kind: number, key: string): number {
     this.#wantKind = kind;
     this.#wantLength = this.#scratch.encode(key);
-    this.#wantHash = hashBytes(this.#scratch.bytes, this.#wantLength, kind);
+    this.#wantHash = hashBytes(this.#scratch.bytes, this.#wantLength, this.#seed ^ kind);
     return this.#byKey.find(this.#wantHash, this.#isKey);
   }
 

@@ -19,6 +19,18 @@ export class SlotIndex {
     return this.#size;
   }
 
+  /** The most cells a lookup of an indexed entry reads (its distance from its hash's cell, plus one). */
+  longestProbe(): number {
+    const cells = this.#cells;
+    const mask = this.#mask;
+    let longest = 0;
+    for (let at = 0; at <= mask; at++) {
+      if (cells[2 * at] === 0) continue;
+      longest = Math.max(longest, ((at - ((cells[2 * at + 1] as number) & mask)) & mask) + 1);
+    }
+    return longest;
+  }
+
   /** The slot whose hash is `hash` and that `matches`, or -1. */
   find(hash: number, matches: (slot: number) => boolean): number {
     const cells = this.#cells;
@@ -92,9 +104,13 @@ export function hashInteger(value: number): number {
   return (h ^ (h >>> 16)) | 0;
 }
 
-/** A 32-bit hash of bytes[0..length) and a small tag (FNV-1a, then murmur3's finaliser for the low bits). */
-export function hashBytes(bytes: Uint8Array, length: number, tag: number): number {
-  let h = 0x811c9dc5 ^ tag;
+/**
+ * A 32-bit hash of bytes[0..length) under a seed (FNV-1a from a seeded state, then murmur3's finaliser for
+ * the low bits). The seed is the caller's secret when outsiders choose the bytes: without it they could pick,
+ * offline, keys that all land on one cell (session-table.ts).
+ */
+export function hashBytes(bytes: Uint8Array, length: number, seed: number): number {
+  let h = 0x811c9dc5 ^ seed;
   for (let i = 0; i < length; i++) h = Math.imul(h ^ (bytes[i] as number), 0x01000193);
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
