@@ -43,11 +43,11 @@ const orUndefined = (value: number): number | undefined => (value === value ? va
  *
  * Outside V8's heap, so that a million sessions fit in authd's 300 MB (issue 15): a row is a slot of
  * SessionSlots (its numbers and, most often, its key and user bytes), found through two SlotIndexes (by kind
- * and key bytes; by id). About 115 bytes a session where objects, strings and Maps took 267. And V8's heap
- * stays small, so its collector keeps it small: a heap sized to a quarter of a gigabyte of live rows let
- * hundreds of megabytes of garbage (every "last seen" read back made a new row) pile up between collections.
- * A row already held is updated in place: a "last seen" writes numbers and compares the strings, copying
- * none. A Session is made only for an answer.
+ * and key bytes; by id). About 134 bytes a session where objects, strings and Maps took 267 (bench/README
+ * §10). And V8's heap stays small, so its collector keeps it small: a heap sized to a quarter of a gigabyte
+ * of live rows let hundreds of megabytes of garbage (every "last seen" read back made a new row) pile up
+ * between collections. A row already held is updated in place: a "last seen" writes numbers and compares the
+ * strings, copying none. A Session is made only for an answer.
  */
 export class SessionTable {
   readonly #slots = new SessionSlots();
@@ -152,7 +152,11 @@ export class SessionTable {
     slots.setF64(slot, EXPIRES_AT, row.expires_at ?? NaN);
     slots.setF64(slot, IDLE_TIMEOUT, row.idle_timeout ?? NaN);
     if (row.mac === null) slots.setMac(slot, undefined, 0);
-    else slots.setMac(slot, bytes.bytes, bytes.encode(row.mac));
+    else {
+      // Encoded first: a MAC longer than the scratch holds grows it, and the bytes are then in the new buffer.
+      const macLength = bytes.encode(row.mac);
+      slots.setMac(slot, bytes.bytes, macLength);
+    }
     slots.setFlags(slot, kind | (source << SOURCE_SHIFT));
     slots.compactIfWorth();
   }

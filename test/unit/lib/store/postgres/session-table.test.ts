@@ -145,6 +145,14 @@ describe('SessionTable, held compactly (slots, an arena, two indexes)', () => {
     expect(table.find(ip('10.0.0.5'), 0)).not.toHaveProperty('mac');
   });
 
+  it('holds a MAC that outgrows the scratch bytes (the buffer it is encoded into is the one stored)', () => {
+    // Only 17 characters reach it from PostgreSQL (schema.ts); the table itself sets no bound.
+    const table = new SessionTable();
+    const mac = 'aa:'.repeat(40) + 'aa';
+    table.put(row({ id: 1, mac, change: 1 }));
+    expect(table.find(ip('10.0.0.5'), 0)?.mac).toBe(mac);
+  });
+
   it('grows past its first page and index, reuses freed slots, and compacts its strings under churn', () => {
     const table = new SessionTable();
     const n = 150_000;
