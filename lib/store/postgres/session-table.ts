@@ -55,11 +55,12 @@ export class SessionTable {
   readonly #byKey = new SlotIndex();
   readonly #byId = new SlotIndex();
   /**
-   * The key hash's seed, drawn for each table: keys are outside input (a client picks its IPv6 address among
-   * 2^64), and with one hash for every process an outsider could choose addresses that share a cell and make
-   * each lookup walk them all. Ids come from PostgreSQL's sequence: their hash needs no secret.
+   * The key hash's secret key, drawn for each table: keys are outside input (a client picks its IPv6 address
+   * among 2^64), and with a hash anyone can compute an outsider could choose addresses that share a cell and
+   * make each lookup walk them all. Ids come from PostgreSQL's sequence: their hash needs no secret.
    */
-  readonly #seed: number;
+  readonly #k0: number;
+  readonly #k1: number;
   #size = 0;
   /** What #isKey and #isId compare with (set before each search: no closure made per lookup). */
   #wantKind = 0;
@@ -78,9 +79,10 @@ export class SessionTable {
 
   readonly #isId = (slot: number): boolean => this.#slots.f64(slot, ID) === this.#wantId;
 
-  /** `seed`: the key hash's, random unless a test needs one. */
-  constructor(seed = randomInt(2 ** 32)) {
-    this.#seed = seed | 0;
+  /** `key`: the key hash's (two 32-bit words), random unless a test needs one. */
+  constructor(key: readonly [number, number] = [randomInt(2 ** 32), randomInt(2 ** 32)]) {
+    this.#k0 = key[0] | 0;
+    this.#k1 = key[1] | 0;
   }
 
   get size(): number {
@@ -240,7 +242,7 @@ export class SessionTable {
   #findKey(kind: number, key: string): number {
     this.#wantKind = kind;
     this.#wantLength = this.#scratch.encode(key);
-    this.#wantHash = hashBytes(this.#scratch.bytes, this.#wantLength, this.#seed ^ kind);
+    this.#wantHash = hashBytes(this.#scratch.bytes, this.#wantLength, this.#k0 ^ kind, this.#k1);
     return this.#byKey.find(this.#wantHash, this.#isKey);
   }
 

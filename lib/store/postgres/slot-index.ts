@@ -105,14 +105,55 @@ export function hashInteger(value: number): number {
 }
 
 /**
- * A 32-bit hash of bytes[0..length) under a seed (FNV-1a from a seeded state, then murmur3's finaliser for
- * the low bits). The seed is the caller's secret when outsiders choose the bytes: without it they could pick,
- * offline, keys that all land on one cell (session-table.ts).
+ * A 32-bit hash of bytes[0..length) under a 64-bit secret key (k0, k1): HalfSipHash-1-3, the keyed hash
+ * Linux uses for its tables (hsiphash), written for 32-bit words. Keyed because outsiders choose the bytes
+ * (session-table.ts): a hash anyone can compute, even seeded (FNV-1a from a seeded state was tried), lets
+ * them look for keys that share a cell. `rounds` and `finalRounds` are for the reference's test vectors (2, 4).
  */
-export function hashBytes(bytes: Uint8Array, length: number, seed: number): number {
-  let h = 0x811c9dc5 ^ seed;
-  for (let i = 0; i < length; i++) h = Math.imul(h ^ (bytes[i] as number), 0x01000193);
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) | 0;
+export function hashBytes(
+  bytes: Uint8Array,
+  length: number,
+  k0: number,
+  k1: number,
+  rounds = 1,
+  finalRounds = 3,
+): number {
+  let v0 = k0 | 0;
+  let v1 = k1 | 0;
+  let v2 = 0x6c796765 ^ k0;
+  let v3 = 0x74656462 ^ k1;
+  const whole = length & ~3;
+  // One pass a word, one for the last (the bytes left and the length), then one with no word to finish.
+  for (let i = 0; i <= whole + 4; i += 4) {
+    let m = 0;
+    let count = rounds;
+    if (i < whole) {
+      m =
+        (bytes[i] as number) |
+        ((bytes[i + 1] as number) << 8) |
+        ((bytes[i + 2] as number) << 16) |
+        ((bytes[i + 3] as number) << 24);
+    } else if (i === whole) {
+      m = length << 24;
+      for (let j = length - 1; j >= whole; j--) m |= (bytes[j] as number) << ((j - whole) * 8);
+    } else {
+      v2 ^= 0xff;
+      count = finalRounds;
+    }
+    v3 ^= m;
+    for (; count > 0; count--) {
+      v0 = (v0 + v1) | 0;
+      v1 = ((v1 << 5) | (v1 >>> 27)) ^ v0;
+      v0 = (v0 << 16) | (v0 >>> 16);
+      v2 = (v2 + v3) | 0;
+      v3 = ((v3 << 8) | (v3 >>> 24)) ^ v2;
+      v0 = (v0 + v3) | 0;
+      v3 = ((v3 << 7) | (v3 >>> 25)) ^ v0;
+      v2 = (v2 + v1) | 0;
+      v1 = ((v1 << 13) | (v1 >>> 19)) ^ v2;
+      v2 = (v2 << 16) | (v2 >>> 16);
+    }
+    v0 ^= m;
+  }
+  return v1 ^ v3;
 }

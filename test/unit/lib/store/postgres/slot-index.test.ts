@@ -58,7 +58,24 @@ describe('SlotIndex (open addressing, backward-shift deletion)', () => {
   it('hashes ids past 2^32 and byte strings with their tag apart', () => {
     expect(hashInteger(2 ** 40 + 5)).not.toBe(hashInteger(5));
     const bytes = Buffer.from('10.0.0.1');
-    expect(hashBytes(bytes, bytes.length, 1)).not.toBe(hashBytes(bytes, bytes.length, 2));
-    expect(hashBytes(bytes, 7, 1)).not.toBe(hashBytes(bytes, 8, 1));
+    expect(hashBytes(bytes, bytes.length, 1, 0)).not.toBe(hashBytes(bytes, bytes.length, 2, 0));
+    expect(hashBytes(bytes, bytes.length, 1, 0)).not.toBe(hashBytes(bytes, bytes.length, 1, 1));
+    expect(hashBytes(bytes, 7, 1, 0)).not.toBe(hashBytes(bytes, 8, 1, 0));
+  });
+
+  it("hashes bytes as HalfSipHash does (the reference's 32-bit vectors: key 0..7, input 0..n-1, 2 and 4 rounds)", () => {
+    const input = Uint8Array.from({ length: 64 }, (_, i) => i);
+    const vectors: Array<[number, number]> = [
+      [0, 0x5b9f35a9],
+      [1, 0xb85a4727],
+      [3, 0x04e7fe8a],
+      [4, 0x89466e2a],
+      [7, 0xc563cf8b],
+      [8, 0x8f84b8d0],
+      [15, 0x972bfe74],
+      [63, 0x744aea59],
+    ];
+    for (const [length, want] of vectors)
+      expect(hashBytes(input, length, 0x03020100, 0x07060504, 2, 4) >>> 0).toBe(want);
   });
 });
