@@ -191,6 +191,30 @@ describe('SessionTable, held compactly (slots, an arena, two indexes)', () => {
     );
   });
 
+  it('holds no more after every session ends and as many others come, round after round', () => {
+    const table = new SessionTable();
+    const n = 100_000;
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < n; i++)
+        table.put(
+          row({
+            id: round * n + i + 1,
+            key: `10.${round}.${i >> 8}.${i & 255}`,
+            username: `someone-with-a-long-name-${i}-${round}`,
+            mac: round % 2 ? '02:00:00:00:00:01' : null,
+            change: round + 1,
+          }),
+        );
+      const { slots, arenaBytes, arenaGarbage } = table.stats();
+      expect({ size: table.size, slots }).toEqual({ size: n, slots: n });
+      // the previous round's strings, all garbage after its removals, compacted away by this round's puts
+      expect(arenaGarbage).toBeLessThan(arenaBytes);
+      for (let i = 0; i < n; i++) table.remove(round * n + i + 1);
+      expect(table.size).toBe(0);
+      expect(table.list(0)).toEqual([]);
+    }
+  });
+
   it('answers as a table of Maps would, over random puts and removals', () => {
     const table = new SessionTable();
     const model = new Map<string, SessionRow>();
