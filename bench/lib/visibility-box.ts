@@ -36,8 +36,10 @@ class ObservedReplica extends Replica {
     };
     const { delta } = sync;
     super.table(tab, {
-      load: async (tx) => then(await sync.load(tx)),
-      ...(delta === undefined ? {} : { delta: async (tx, after) => then(await delta.call(sync, tx, after)) }),
+      load: async (tx, read) => then(await sync.load(tx, read)),
+      ...(delta === undefined
+        ? {}
+        : { delta: async (tx, after, read) => then(await delta.call(sync, tx, after, read)) }),
     });
   }
 }

@@ -10,7 +10,7 @@ import { PgDirectorySettings } from '../../lib/store/postgres/directory-settings
 import { PgPortalSettings } from '../../lib/store/postgres/portal-settings.ts';
 import { connectPostgres, type Sql } from '../../lib/store/postgres/connect.ts';
 import { migratePostgres } from '../../lib/store/postgres/migrate.ts';
-import { Replica } from '../../lib/store/postgres/replica.ts';
+import { Replica, type ReplicaOptions } from '../../lib/store/postgres/replica.ts';
 import type { ReplicatedTable } from '../../lib/store/postgres/schema.ts';
 import { PgSessions } from '../../lib/store/postgres/sessions.ts';
 import { auditRecords } from '../../lib/audit/event.ts';
@@ -51,6 +51,8 @@ export interface PgBoxOptions extends BoxOptions {
   pollMs?: number;
   /** The replica's staleness log; default its own (10 s). */
   staleLogMs?: number;
+  /** The replica's seam between a read and its apply (ReplicaOptions.applying). */
+  applying?: ReplicaOptions['applying'];
   /** A session write not committed by then is STORE_UNAVAILABLE; default PgSessions' own. */
   deadlineMs?: number;
   schedule?: (task: () => void, ms: number) => void;
@@ -94,7 +96,7 @@ export function usePgSite(): {
         log,
         clock,
         pollMs: boxOptions.pollMs ?? 60_000,
-        ...pick(boxOptions, 'staleLogMs'),
+        ...pick(boxOptions, 'staleLogMs', 'applying'),
       });
       cleanups.push(() => replica.close());
       const schedule = boxOptions.schedule === undefined ? {} : { schedule: boxOptions.schedule };

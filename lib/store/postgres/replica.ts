@@ -9,11 +9,21 @@ import { CHANGES_CHANNEL, REPLICATED_TABLES, type ReplicatedTable } from './sche
  * One replicated table as this process holds it. `load` reads it whole inside the replica's read-only,
  * repeatable-read transaction; `delta`, when given, reads only what changed after a number (the sessions,
  * which are too many to read whole at every change). Each returns a function that applies what was read:
- * nothing is applied before the transaction has ended well.
+ * nothing is applied before the transaction has ended well. `read` says which catch-up it is and how far its
+ * snapshot goes, for a table that applies its own writes ahead of the replica (sessions.ts).
  */
 export interface TableSync {
-  load(tx: Tx): Promise<() => void>;
-  delta?(tx: Tx, after: number): Promise<() => void>;
+  load(tx: Tx, read: ReadAt): Promise<() => void>;
+  delta?(tx: Tx, after: number, read: ReadAt): Promise<() => void>;
+}
+
+/**
+ * A catch-up read: its number (Replica.reads: a write committed while the latest read begun was `seq` may be
+ * missing from that read's snapshot, never from a later one's) and the table's change number in its snapshot.
+ */
+export interface ReadAt {
+  seq: number;
+  last: number;
 }
 
 interface Counter {
@@ -30,6 +40,18 @@ export interface ReplicaOptions {
   staleLogMs?: number;
   /** A catch-up (a full load included) not answered within this is given up and tried again, ms. */
   readTimeoutMs?: number;
+  /**
+   * Awaited between a read that ended well and its apply, with what it will apply: a seam for tests that hold
+   * a catch-up mid-way (its snapshot taken, nothing applied yet) while this process writes.
+   */
+  applying?: (tables: readonly ReadApplied[]) => Promise<void> | void;
+}
+
+/** A table a read brings: up to which change, and whether whole (a load) or a delta. */
+export interface ReadApplied {
+  tab: ReplicatedTable;
+  last: number;
+  full: boolean;
 }
 
 /**
@@ -47,11 +69,14 @@ export class Replica {
   readonly #pollMs: number;
   readonly #staleLogMs: number;
   readonly #readTimeoutMs: number;
+  readonly #applying: ReplicaOptions['applying'];
   readonly #tables = new Map<ReplicatedTable, TableSync>();
   /** What this process has applied of each table; -1: never loaded. */
   readonly #applied = new Map<ReplicatedTable, number>(REPLICATED_TABLES.map((t) => [t, -1]));
   readonly #waiters: Array<{ tab: ReplicatedTable; change: number; resolve: () => void }> = [];
   #caughtUpAt: number | undefined;
+  /** Catch-up reads begun so far. */
+  #reads = 0;
   #lastStaleLog = 0;
   #running: Promise<void> | undefined;
   #again = false;
@@ -72,6 +97,7 @@ export class Replica {
     this.#pollMs = options.pollMs ?? 1000;
     this.#staleLogMs = options.staleLogMs ?? 10_000;
     this.#readTimeoutMs = options.readTimeoutMs ?? 15_000;
+    this.#applying = options.applying;
   }
 
   /** Register a table before start(). */
@@ -140,6 +166,14 @@ export class Replica {
     });
   }
 
+  /**
+   * How many catch-up reads have begun (the one under way, if any, is the latest): each takes its snapshot
+   * after it has begun, so a write committed before read n began is in n's snapshot (on that server).
+   */
+  reads(): number {
+    return this.#reads;
+  }
+
   /** Ms since this process last read the counters successfully; undefined before the first time. */
   staleMs(): number | undefined {
     return this.#caughtUpAt === undefined ? undefined : this.#clock.now() - this.#caughtUpAt;
@@ -184,6 +218,7 @@ export class Replica {
   }
 
   async #readOnce(reloadAll: boolean): Promise<void> {
+    const seq = ++this.#reads;
     const reading = this.#sql.begin('isolation level repeatable read read only', async (tx) => {
       // A full load of a million rows may take longer than a write may (connect.ts): its own bound.
       // Which server answers, as of when it started: another one (a failover, a restore, a restart) may lack
@@ -194,7 +229,7 @@ export class Replica {
           coalesce(inet_server_port(), 0) AS id`;
       const moved = this.#server !== undefined && server?.id !== this.#server;
       const rows = await tx<({ tab: ReplicatedTable } & Counter)[]>`SELECT tab, last, pruned FROM changes`;
-      const out: Array<{ tab: ReplicatedTable; last: number; apply: () => void }> = [];
+      const out: Array<ReadApplied & { apply: () => void }> = [];
       for (const row of rows) {
         const sync = this.#tables.get(row.tab);
         const applied = this.applied(row.tab);
@@ -203,8 +238,9 @@ export class Replica {
         // this copy holds), or when the database is behind this copy (restored, or promoted without them).
         const full = applied < 0 || applied < row.pruned || row.last < applied || reloadAll || moved;
         const delta = full ? undefined : sync.delta?.bind(sync);
-        const apply = await (delta === undefined ? sync.load(tx) : delta(tx, applied));
-        out.push({ tab: row.tab, last: row.last, apply });
+        const read = { seq, last: row.last };
+        const apply = await (delta === undefined ? sync.load(tx, read) : delta(tx, applied, read));
+        out.push({ tab: row.tab, last: row.last, full: delta === undefined, apply });
       }
       return { out, server: server?.id };
     });
@@ -221,6 +257,8 @@ export class Replica {
         );
       }),
     ]).finally(() => clearTimeout(timer));
+    if (this.#applying !== undefined)
+      await this.#applying(applies.map(({ tab, last, full }) => ({ tab, last, full })));
     for (const { tab, last, apply } of applies) {
       // One table that cannot be applied (a row this Doorman cannot read) stops only itself, named.
       try {

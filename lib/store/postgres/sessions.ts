@@ -18,6 +18,7 @@ import type { Audited, SessionRepository } from '../store.ts';
 import { insertAudit } from './audit.ts';
 import { takeChange } from './changes.ts';
 import type { Sql, Tx } from './connect.ts';
+import { OwnWrites } from './own-writes.ts';
 import type { Replica } from './replica.ts';
 import { deleteSessions } from './session-deletions.ts';
 import { SessionTable, type SessionRow } from './session-table.ts';
@@ -57,6 +58,8 @@ export class PgSessions implements SessionRepository {
   readonly #batch: WriteBatch<Context>;
   /** Own writes applied ahead of the replica: changeStamp moves with them too. */
   #ownWrites = 0;
+  /** Those a catch-up under way may lack, to apply again after it. */
+  readonly #own = new OwnWrites();
   readonly #box: string;
   readonly #idleGraceMs: number;
 
@@ -82,19 +85,24 @@ export class PgSessions implements SessionRepository {
     replica.table('sessions', {
       // Read in chunks into a table of its own, put in place once the read has ended well: a million rows
       // never sit in memory twice over (the driver's rows beside the table's), which is most of the peak.
-      load: async (tx) => {
+      // Each apply puts this process's writes made meanwhile back on top (own-writes.ts).
+      load: async (tx, read) => {
         const table = new SessionTable();
         for await (const rows of tx<SessionRow[]>`SELECT * FROM sessions`.cursor(LOAD_CHUNK_ROWS)) {
           for (const row of rows) table.put(row);
         }
-        return () => (this.#table = table);
+        return () => {
+          this.#table = table;
+          this.#own.replay(table, read);
+        };
       },
-      delta: async (tx, after) => {
+      delta: async (tx, after, read) => {
         const rows = await tx<SessionRow[]>`SELECT * FROM sessions WHERE change > ${after}`;
         const gone = await tx<{ id: number }[]>`SELECT id FROM session_deletions WHERE change > ${after}`;
         return () => {
           for (const { id } of gone) this.#table.remove(id);
           for (const row of rows) this.#table.put(row);
+          this.#own.replay(this.#table, read);
         };
       },
     });
@@ -376,13 +384,16 @@ export class PgSessions implements SessionRepository {
 
   /**
    * What this process wrote, into its copy at once, unless its replica has already gone past that change
-   * number: then the copy holds what came after, and this would bring back an older state.
+   * number: then the copy holds what came after, and this would bring back an older state. Kept until a read
+   * begun after it is applied (own-writes.ts).
    */
   #applyOwn(change: number, effects: readonly Effect<unknown>[]): void {
     if (this.#replica.applied('sessions') >= change) return;
-    for (const effect of effects) {
-      for (const id of effect.deleted ?? []) this.#table.remove(id);
-      for (const row of effect.rows ?? []) this.#table.put(row);
+    const read = this.#replica.reads();
+    for (const { deleted = [], rows = [] } of effects) {
+      for (const id of deleted) this.#table.remove(id);
+      for (const row of rows) this.#table.put(row);
+      this.#own.record(change, read, rows, deleted);
     }
     this.#ownWrites += 1;
   }

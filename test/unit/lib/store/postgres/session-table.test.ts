@@ -1,21 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SessionTable, type SessionRow } from '../../../../../lib/store/postgres/session-table.ts';
+import { ip, sessionRow } from '../../../../support/session-row.ts';
 
-const row = (over: Partial<SessionRow> = {}): SessionRow => ({
-  id: 1,
-  key_kind: 'ip',
-  key: '10.0.0.5',
-  username: 'alice',
-  source: 'api',
-  created_at: 1000,
-  last_seen: 1000,
-  expires_at: null,
-  idle_timeout: null,
-  mac: null,
-  change: 1,
-  ...over,
-});
-const ip = (value: string) => ({ kind: 'ip' as const, value });
+const row = sessionRow;
 
 describe('SessionTable (a process copy of the sessions)', () => {
   it('finds by key as a Session, and not once its hard end has come', () => {

@@ -1,10 +1,42 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { Sql } from '../../../../../lib/store/postgres/connect.ts';
+import type { ReadApplied } from '../../../../../lib/store/postgres/replica.ts';
 import { DELETIONS_KEPT_MS } from '../../../../../lib/store/postgres/sessions.ts';
 import { usePgSite } from '../../../../harness/pg-site.ts';
 import { rejection } from '../../../../support/thrown.ts';
 import { describePortalSessions } from '../contract/sessions-portal.ts';
 import { describeSessionSearch } from '../contract/sessions-search.ts';
 import { describeSessions, ip, T0 } from '../contract/sessions.ts';
+
+/**
+ * A seam for a box's replica (ReplicaOptions.applying) that holds the first read bringing the sessions up to
+ * `change` or further, once its snapshot is taken and before anything of it is applied, until released.
+ */
+function holdSessionsRead(): {
+  applying: (tables: readonly ReadApplied[]) => Promise<void> | undefined;
+  arm(change: number): Promise<ReadApplied>;
+  release(): void;
+} {
+  let armed: { change: number; reached: (read: ReadApplied) => void } | undefined;
+  let release = () => {};
+  return {
+    applying: (tables) => {
+      const read = tables.find((t) => t.tab === 'sessions' && armed !== undefined && t.last >= armed.change);
+      if (read === undefined || armed === undefined) return undefined;
+      armed.reached(read);
+      armed = undefined;
+      return new Promise((resolve) => (release = resolve));
+    },
+    arm: (change) => new Promise((reached) => (armed = { change, reached })),
+    release: () => release(),
+  };
+}
+
+/** The sessions' counter as the database has it now. */
+async function sessionsLast(sql: Sql): Promise<number> {
+  const [row] = await sql<{ last: number }[]>`SELECT last FROM changes WHERE tab = 'sessions'`;
+  return row?.last ?? -1;
+}
 
 /** Until `check` holds (a replica catching up on a notification alone: the boxes poll once a minute). */
 const eventually = (check: () => void) => vi.waitFor(check, { timeout: 2000, interval: 5 });
@@ -25,6 +57,59 @@ describe('PgSessions (a real PostgreSQL 15)', { timeout: 30_000 }, () => {
     expect(await b.store.sessions.end(ip('10.0.0.5'))).toEqual(started);
     expect(b.store.sessions.find(ip('10.0.0.5'))).toBeUndefined();
     await eventually(() => expect(a.store.sessions.find(ip('10.0.0.5'))).toBeUndefined());
+  });
+
+  it("a logout is not undone on the box that made it by a delta read before it (the session's row in it)", async () => {
+    const site = await open({ now: T0 });
+    const held = holdSessionsRead();
+    const [a, b] = [await site.box({ applying: held.applying }), await site.box()];
+    const s = await a.store.sessions.start({ key: ip('10.0.0.20'), username: 'alice', source: 'api' });
+    await a.sync();
+    // B sees the device: A's next delta (on its notification) holds the row again, as of before the logout.
+    const reached = held.arm(a.replica.applied('sessions') + 1);
+    await b.store.sessions.touch(new Map([[s.id, T0 + 1000]]));
+    const seen = await sessionsLast(site.sql);
+    expect(await reached).toEqual({ tab: 'sessions', last: seen, full: false });
+    await a.store.sessions.end(ip('10.0.0.20'));
+    expect(a.store.sessions.find(ip('10.0.0.20'))).toBeUndefined();
+    // The held delta applied, and nothing after it yet.
+    const applied = a.replica.catchUp();
+    held.release();
+    await applied;
+    expect(a.replica.applied('sessions')).toBe(seen);
+    expect(a.store.sessions.find(ip('10.0.0.20'))).toBeUndefined();
+    await a.sync();
+    expect(a.store.sessions.find(ip('10.0.0.20'))).toBeUndefined();
+  });
+
+  it('the logins and logouts made while a full load is under way hold in the table the load puts in place', async () => {
+    const site = await open({ now: T0 });
+    const held = holdSessionsRead();
+    const a = await site.box({ applying: held.applying });
+    await a.store.sessions.start({ key: ip('10.0.0.21'), username: 'alice', source: 'api' });
+    const carol = await a.store.sessions.start({ key: ip('10.0.0.23'), username: 'carol', source: 'api' });
+    await a.sync();
+    // A change whose deletions are pruned already: A's next catch-up loads everything (replica.ts).
+    const reached = held.arm(a.replica.applied('sessions') + 1);
+    const [row] = await site.sql<{ last: number }[]>`
+      UPDATE changes SET last = last + 1, pruned = last + 1 WHERE tab = 'sessions' RETURNING last`;
+    const pruned = row?.last ?? -1;
+    void a.replica.catchUp();
+    expect(await reached).toEqual({ tab: 'sessions', last: pruned, full: true });
+    const [bob] = await Promise.all([
+      a.store.sessions.start({ key: ip('10.0.0.22'), username: 'bob', source: 'api' }),
+      a.store.sessions.end(ip('10.0.0.21')),
+    ]);
+    expect(a.store.sessions.find(ip('10.0.0.22'))).toEqual(bob);
+    expect(a.store.sessions.find(ip('10.0.0.21'))).toBeUndefined();
+    // The held load applied (its table, of before bob and alice's logout, in place), and nothing after it yet.
+    const applied = a.replica.catchUp();
+    held.release();
+    await applied;
+    expect(a.replica.applied('sessions')).toBe(pruned);
+    expect(a.store.sessions.list()).toEqual([bob, carol]);
+    await a.sync();
+    expect(a.store.sessions.list()).toEqual([bob, carol]);
   });
 
   it('the logins of one turn share one transaction: one change number, one notification', async () => {
