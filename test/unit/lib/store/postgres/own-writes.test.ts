@@ -49,6 +49,22 @@ describe("OwnWrites (this process's session writes, applied again after a read t
     expect(own.size).toBe(0);
   });
 
+  it('holds at most its limit of rows and ids: the oldest writes are let go first, the newest kept even alone', () => {
+    const own = new OwnWrites(3);
+    own.record(1, 1, [row({ id: 1 })], [7]);
+    own.record(2, 1, [row({ id: 2, key: '10.0.0.2' })], []);
+    expect([own.size, own.held]).toEqual([2, 3]);
+    own.record(3, 1, [row({ id: 3, key: '10.0.0.3' })], []);
+    expect([own.size, own.held]).toEqual([2, 2]);
+    const table = new SessionTable();
+    own.replay(table, { seq: 1, last: 0 });
+    expect(table.list(0).map((s) => s.id)).toEqual([2, 3]);
+    own.record(4, 1, [], [2, 3, 4, 5]);
+    expect([own.size, own.held]).toEqual([1, 4]);
+    own.replay(table, { seq: 2, last: 0 });
+    expect([own.size, own.held]).toEqual([0, 0]);
+  });
+
   it('keeps nothing for a write that changed no session', () => {
     const own = new OwnWrites();
     own.record(3, 1, [], []);
