@@ -1,9 +1,7 @@
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import postgres from 'postgres';
 import { maskUrlPasswords } from '../../config/postgres-url.ts';
 import { DoormanError } from '../../errors.ts';
-import { readCappedFd } from '../../fs/read-capped.ts';
+import { readSecretFile } from '../../fs/secret-file.ts';
 
 /** A client of the `postgres` library (a pool; LISTEN on a connection of its own). */
 export type Sql = postgres.Sql;
@@ -30,46 +28,13 @@ export interface ConnectOptions {
   log?: (line: string) => void;
 }
 
-const MAX_PASSWORD_FILE_BYTES = 4096;
-
 /**
  * The password in a file, its first line: store.passwordFile (read at every (re)connect, so a rotated password
- * is taken without a restart) and `doorman store copy --password-file`. It is a secret: a file that is not
- * this process's user's, or that anyone else can read or write, is refused. One descriptor is checked and then
- * read, so what was checked is what is read, whatever is renamed over the path meanwhile; O_NONBLOCK so a
- * FIFO put there is refused instead of waited on. Messages name the file, never what it holds.
+ * is taken without a restart) and `doorman store copy --password-file`. A secret file (lib/fs/secret-file.ts):
+ * the process user's, 0600.
  */
 export function readPasswordFile(path: string): string {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile())
-      throw new DoormanError('UNSAFE_PATH', `the password file ${path} is not a regular file`);
-    const uid = process.geteuid?.();
-    if (uid !== undefined && stat.uid !== uid)
-      throw new DoormanError(
-        'UNSAFE_PATH',
-        `the password file ${path} belongs to uid ${stat.uid}: it must be ${processUser(uid)}'s, the user Doorman runs as (chown it)`,
-      );
-    if ((stat.mode & 0o077) !== 0)
-      throw new DoormanError(
-        'UNSAFE_PATH',
-        `the password file ${path} can be read or written by others (mode ${(stat.mode & 0o777).toString(8)}): chmod 600 it`,
-      );
-    const line = readCappedFd(fd, path, MAX_PASSWORD_FILE_BYTES).split('\n')[0] ?? '';
-    return line.replace(/\r$/, '');
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** "proxy (uid 13)", or "uid 13" when the user has no name. */
-function processUser(uid: number): string {
-  try {
-    return `${userInfo().username} (uid ${uid})`;
-  } catch {
-    return `uid ${uid}`;
-  }
+  return readSecretFile(path, 'the password file');
 }
 
 /**
