@@ -18,6 +18,8 @@ import {
   type Stamp,
 } from './serializer.ts';
 import type { Timers } from './timers.ts';
+import { secondsSince } from '../lib/metrics/buckets.ts';
+import { countIcap, icapHttpAnswer, type IcapAnswer } from '../lib/metrics/icap.ts';
 
 /**
  * One accepted ICAP connection (see server.ts): persistent, one request at a time (pipelined requests wait as
@@ -60,6 +62,8 @@ interface Answer {
   bytes: Buffer;
   /** The last answer on this connection. */
   close: boolean;
+  /** What it was, for the metrics (lib/metrics/icap.ts). */
+  kind: IcapAnswer;
 }
 
 /** Bytes read ahead (beyond the request being answered) before the socket is paused. */
@@ -149,15 +153,18 @@ export class Connection {
       this.#messageStart = undefined;
       this.#busy = true;
       if (!this.#proven) this.#checkProof(event.request);
+      const started = performance.now();
       const answer = this.#answer(event.request);
       if (isThenable(answer)) {
         // No read timer while a decision is awaited (it has its own deadline).
         this.#clearTimer();
-        void answer.then(({ bytes, close }) => {
+        void answer.then(({ bytes, close, kind }) => {
+          countIcap(kind, secondsSince(started));
           if (this.#send(bytes, close)) this.#pump();
         });
         return;
       }
+      countIcap(answer.kind, secondsSince(started));
       // Answered at once (the common case): no promise, no turn of the event loop, and the read timer is
       // left as it is (nothing can fire meanwhile) to be restarted, not replaced, when the loop waits again.
       if (!this.#send(answer.bytes, answer.close)) return;
@@ -184,6 +191,7 @@ export class Connection {
   /** A malformed, oversized or timed-out message: its error status, then close only this connection. */
   #fail(error: IcapProtocolError): void {
     this.#log(`${error.code}: ${error.message}`);
+    countIcap('error');
     if (error.code === 'TRUNCATED') this.#close();
     else this.#send(errorResponse(this.#shared.stamp(), error.status, true), true);
   }
@@ -196,14 +204,14 @@ export class Connection {
     try {
       // Every error answer ends the connection: c-icap-client, for one, waits for the close after a 404.
       if (request.service !== options.servicePath)
-        return { bytes: errorResponse(this.#shared.stamp(), 404, true), close: true };
+        return { bytes: errorResponse(this.#shared.stamp(), 404, true), close: true, kind: 'error' };
       if (request.method === 'OPTIONS') {
         const settings = {
           service: options.serviceName,
           maxConnections: options.maxConnections,
           optionsTtl: options.optionsTtl,
         };
-        return { bytes: optionsResponse(this.#shared.stamp(), settings), close };
+        return { bytes: optionsResponse(this.#shared.stamp(), settings), close, kind: 'options' };
       }
       const decision = this.#decide(request);
       if (!isThenable(decision)) return this.#decided(request, decision, close);
@@ -223,19 +231,27 @@ export class Connection {
   }
 
   #decided(request: ReqmodRequest, decision: Decision, close: boolean): Answer {
-    if (decision.kind === 'respond') return { bytes: httpResponse(this.#shared.stamp(), decision), close };
-    if (request.allow204) return { bytes: noContentResponse(this.#shared.stamp()), close };
+    if (decision.kind === 'respond') {
+      const bytes = httpResponse(this.#shared.stamp(), decision);
+      return { bytes, close, kind: icapHttpAnswer(decision.status) };
+    }
+    if (request.allow204) return { bytes: noContentResponse(this.#shared.stamp()), close, kind: '204' };
     const body = request.body.kind === 'full' ? request.body.data : undefined;
-    return { bytes: unchangedRequest(this.#shared.stamp(), request.http.raw, body), close };
+    return {
+      bytes: unchangedRequest(this.#shared.stamp(), request.http.raw, body),
+      close,
+      kind: 'unmodified',
+    };
   }
 
   #internalError(error: unknown): Answer {
     this.#log(`internal error: ${error instanceof Error ? error.message : String(error)}`);
     try {
-      return { bytes: errorResponse(this.#shared.stamp(), 500, true), close: true };
+      return { bytes: errorResponse(this.#shared.stamp(), 500, true), close: true, kind: 'error' };
     } catch {
       // The ISTag source itself failed: answer without it rather than not at all.
-      return { bytes: Buffer.from('ICAP/1.0 500 Server Error\r\nConnection: close\r\n\r\n'), close: true };
+      const bytes = Buffer.from('ICAP/1.0 500 Server Error\r\nConnection: close\r\n\r\n');
+      return { bytes, close: true, kind: 'error' };
     }
   }
 

@@ -11,6 +11,8 @@ import { portalFromStores, type PortalStores } from './portal-from-stores.ts';
 import { createIcapServer } from './server.ts';
 import { sharedSlots } from './slots.ts';
 import { icapLimits, type FromWorker, type IcapWorkerData, type ToWorker } from './workers.ts';
+import { icapMetrics } from '../lib/metrics/icap.ts';
+import { processRegistry } from '../lib/metrics/registry.ts';
 
 /**
  * One ICAP worker thread (see workers.ts): its own listener on the shared port, its own store (on its own
@@ -22,6 +24,9 @@ const data = workerData as IcapWorkerData;
 const { config } = data;
 const post = (message: FromWorker) => port.postMessage(message);
 const log = (line: string) => post({ kind: 'log', line: `icap: ${line}` });
+// The thread's own counts (its answers), sent to serve's thread at each scrape; its memory is serve's process's.
+const registry = processRegistry('icap', { defaults: false });
+icapMetrics();
 
 type OpenStores = PortalStores & {
   portalUrls: PortalUrlSigner;
@@ -94,6 +99,8 @@ port.on('message', (message: ToWorker) => {
     mayOpen = true;
     // Logged if it fails; tried again on a request.
     void stores.settled().then(letOpen);
+  } else if (message.kind === 'metrics') {
+    void registry.getMetricsAsJSON().then((metrics) => post({ kind: 'metrics', id: message.id, metrics }));
   } else {
     void icap
       .close()

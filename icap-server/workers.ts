@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Config } from '../lib/config/schema.ts';
 import { defaultPerAddress } from './server.ts';
 import { slotCounter } from './slots.ts';
+import type { MetricsJson } from '../lib/metrics/gather.ts';
 
 /**
  * The ICAP service on its own threads: `count` worker threads (worker.ts), each with its own listening
@@ -35,6 +36,8 @@ export interface IcapWorkers {
   readonly count: number;
   /** The DB may be opened now (root given up). */
   open(): void;
+  /** Each listening thread's metrics (its ICAP answers); a thread that does not answer in time is left out. */
+  metrics(): Promise<MetricsJson[]>;
   /** Each thread closes as createIcapServer's close() does; resolves once all have ended. */
   close(): Promise<void>;
 }
@@ -49,9 +52,10 @@ export interface IcapWorkerData {
   config: Config;
 }
 
-export type ToWorker = { kind: 'open' } | { kind: 'close' };
+export type ToWorker = { kind: 'open' } | { kind: 'close' } | { kind: 'metrics'; id: number };
 export type FromWorker =
   | { kind: 'listening' }
+  | { kind: 'metrics'; id: number; metrics: MetricsJson }
   | { kind: 'listen-failed'; message: string; code: string | undefined }
   | { kind: 'log'; line: string };
 
@@ -78,6 +82,9 @@ export function icapLimits(icap: Config['icap']): {
     requestTimeoutMs: icap.requestTimeoutSeconds * 1000,
   };
 }
+
+/** How long a scrape waits for a thread's metrics. */
+const METRICS_WAIT_MS = 1000;
 
 /** Errors that say the address is the problem (not SO_REUSEPORT): the same without it. */
 const ADDRESS_ERRORS = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'EPERM']);
@@ -121,6 +128,8 @@ export async function startIcapWorkers(options: IcapWorkersOptions): Promise<Ica
   return {
     count: threads.length,
     open: () => threads.forEach((thread) => thread.send({ kind: 'open' })),
+    metrics: async () =>
+      (await Promise.all(threads.map((thread) => thread.metrics()))).filter((m) => m !== undefined),
     close: async () => void (await Promise.all(threads.map((thread) => thread.close()))),
   };
 }
@@ -145,6 +154,8 @@ class Thread {
   isListening = false;
   #closing = false;
   #exited: Promise<void>;
+  readonly #asked = new Map<number, (metrics: MetricsJson | undefined) => void>();
+  #nextId = 0;
 
   constructor(data: IcapWorkerData, log: (line: string) => void) {
     this.#worker = new Worker(new URL('./worker.ts', import.meta.url), { workerData: data });
@@ -153,6 +164,7 @@ class Thread {
     this.listening = new Promise((resolve) => {
       this.#worker.on('message', (message: FromWorker) => {
         if (message.kind === 'log') log(message.line);
+        else if (message.kind === 'metrics') this.#asked.get(message.id)?.(message.metrics);
         else if (message.kind === 'listening') {
           this.isListening = true;
           resolve(undefined);
@@ -173,6 +185,21 @@ class Thread {
 
   send(message: ToWorker): void {
     this.#worker.postMessage(message);
+  }
+
+  /** The thread's metrics, or undefined if it has not answered within a second (busy, or ending). */
+  metrics(): Promise<MetricsJson | undefined> {
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => answer(undefined), METRICS_WAIT_MS);
+      const answer = (metrics: MetricsJson | undefined) => {
+        clearTimeout(timer);
+        this.#asked.delete(id);
+        resolve(metrics);
+      };
+      this.#asked.set(id, answer);
+      this.send({ kind: 'metrics', id });
+    });
   }
 
   close(): Promise<void> {

@@ -34,6 +34,10 @@ samba-vfs-modules winbind smbclient krb5-user openssl nftables c-icap"
 # Several boxes on one PostgreSQL (issue 15): the tests start throwaway clusters of Debian's PostgreSQL 15 with
 # initdb and pg_ctl (test/harness/postgres.ts); its postinst starts nothing without systemd.
 [ "$mode" = test ] && packages="$packages postgresql"
+# The metrics (docs/metrics.md) are checked with Debian's own Prometheus: promtool lints a scrape, and a real
+# prometheus server, started by the test on loopback in a directory of its own, scrapes it. The package's
+# service is not started without systemd as PID 1 (and is not used: the tests run their own).
+[ "$mode" = test ] && packages="$packages prometheus"
 
 missing=""
 for p in $packages; do

@@ -32,6 +32,8 @@ import { superviseAuthd } from '../../helpers/authd/supervisor.ts';
 import { probeAuthd } from '../../helpers/authd/probe.ts';
 import { helperSocket } from '../../lib/seamless/paths.ts';
 import type { HomeProbes } from '../../portal/admin/home-checks.ts';
+import { hostPort, startMetrics, type ServeMetrics } from '../serve-metrics.ts';
+import { countExpired } from '../../lib/metrics/sessions.ts';
 import { resumeAtStart, startPrivilegedSeamless } from '../../lib/seamless/privileged.ts';
 import {
   type Command,
@@ -95,6 +97,10 @@ export const serveCommand: Command = {
       maxConnectionsPerAddress: loaded.config.server.maxConnectionsPerAddress,
       unlimitedAddresses: loaded.config.trustedProxies,
     });
+    // The whole box's metrics (docs/metrics.md): counted from now on; their own listener bound below, as root.
+    let metrics: ServeMetrics | undefined;
+    /** The store serve has open, for the metrics read at a scrape (set once the opener exists). */
+    let storeNow: () => Store | undefined = () => undefined;
     // The ICAP service reads the DB through `current` below, which is set before any request can be read.
     const stores: {
       current?: () => { stores: Store; portalUrls: PortalUrlSigner; proxyKey: ProxyKeyCheck };
@@ -147,6 +153,16 @@ export const serveCommand: Command = {
       } catch (error) {
         await icapFailed(error);
       }
+    }
+    try {
+      metrics = await startMetrics(loaded.config, {
+        log,
+        icapThreads: () => icapWorkers?.metrics() ?? Promise.resolve([]),
+        store: () => storeNow(),
+      });
+    } catch (error) {
+      await Promise.all([server.close(), icap?.close(), icapWorkers?.close()]);
+      throw error;
     }
     // Giving up root is fatal if it fails; the DB not opening is not: serve stays up, answers 503 saying why,
     // and opens it on a later request once the operator has fixed it (see OpenOnDemand).
@@ -267,6 +283,10 @@ export const serveCommand: Command = {
       },
       { clock: systemClock, log },
     );
+    storeNow = () => {
+      const state = portal.get();
+      return state.ok ? state.value.stores : undefined;
+    };
     // For ICAP: while the DB cannot be opened, every decision (and the ISTag) throws, and the server answers
     // 500: with bypass=0, Squid then shows the client its error page, never the web.
     stores.current = () => {
@@ -283,6 +303,7 @@ export const serveCommand: Command = {
     // Root is given up: the ICAP threads may open the DB now.
     icapWorkers?.open();
     app.handle = (req, res) => {
+      if (metrics?.onWebApp(req, res) === true) return;
       const state = portal.get();
       (state.ok ? state.value.app : unavailable)(req, res);
     };
@@ -291,6 +312,7 @@ export const serveCommand: Command = {
       `listening on ${where.join(', ')}; base URL ${loaded.config.baseUrl}; config ${loaded.path ?? '(embedded default)'}`,
     );
     if (icapWhere !== '') log(`icap service on ${icapWhere}`);
+    if (metrics?.where !== undefined) log(`metrics on ${metrics.where}`);
     // Sessions past their hard end are answered as ended already; their rows (and on PostgreSQL the record of
     // deletions every box's copy catches up by) are removed hourly, with those idle past their limit, each
     // expiry recorded in the audit trail by the box that removed it. Several boxes doing it is harmless. Audit
@@ -300,7 +322,10 @@ export const serveCommand: Command = {
       const state = portal.get();
       if (!state.ok) return;
       state.value.stores.sessions.purgeExpired().then(
-        (purged) => purged > 0 && log(`purged ${purged} ended sessions`),
+        (purged) => {
+          countExpired(purged);
+          if (purged > 0) log(`purged ${purged} ended sessions`);
+        },
         (error: unknown) => log(`purging ended sessions failed, tried again in an hour: ${String(error)}`),
       );
       state.value.stores.audit.purge(systemClock.now() - retentionMs).then(
@@ -322,6 +347,7 @@ export const serveCommand: Command = {
     clearInterval(purge);
     await Promise.all([
       server.close(),
+      metrics?.close(),
       icap?.close(),
       icapWorkers?.close(),
       authd?.stop(),
@@ -336,11 +362,6 @@ export const serveCommand: Command = {
 
 /** How often serve removes sessions past their hard end. */
 const PURGE_EVERY_MS = 3_600_000;
-
-/** `host:port`, an IPv6 address in brackets. */
-function hostPort(host: string, port: number): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
 
 /**
  * What the admin Home screen asks outside serve's own process: a bind and group count with the applied

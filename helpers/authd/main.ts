@@ -40,6 +40,12 @@ import {
 } from '../../lib/seamless/paths.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { directoryPasswordPath } from '../../lib/store/directory-settings-store.ts';
+import { authdProcessMetrics } from '../../lib/metrics/authd.ts';
+import { directoryMetrics } from '../../lib/metrics/directory.ts';
+import { countedHandle, lookupMetrics, type LookupKind } from '../../lib/metrics/lookups.ts';
+import { processRegistry } from '../../lib/metrics/registry.ts';
+import { seamlessMetrics } from '../../lib/metrics/seamless.ts';
+import { storeMetrics } from '../../lib/metrics/store.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { systemdNotifier, watchdogUsecOf } from '../../lib/system/sd-notify.ts';
 import { dropPrivileges } from '../../lib/system/service-user.ts';
@@ -47,11 +53,13 @@ import type { DirectoryCheck, DirectoryService } from './directory-service.ts';
 import { startSuccessor } from './handover.ts';
 import { inheritedFds, matchKinds, type InheritedFrom } from './listen-fds.ts';
 import { listenHelperSockets, makeRunDir, type ConnectionHandler, type HelperSocket } from './listener.ts';
+import { metricsSocketPath, serveMetricsSocket, type MetricsSocket } from './metrics-socket.ts';
 import { pidFilePath, removePidFile, writePidFile } from './pid-file.ts';
-import { PROBE_LINE } from './probe.ts';
+import { PROBE_ADDRESS, PROBE_LINE } from './probe.ts';
 import type { SeamlessService } from './seamless-service.ts';
 import { LastSeamlessResults } from '../../lib/seamless/last-results.ts';
 import { withSeamlessQuery } from './seamless-query.ts';
+import type { HelperHandlers } from '../../lib/helper-protocol/run.ts';
 import { createSessionService } from './session-service.ts';
 
 /** After SIGTERM, answers still owed get this long; then the connections are cut (the shims ask again). */
@@ -93,6 +101,23 @@ const notifier = systemdNotifier(log);
 const watchdogUsec = watchdogUsecOf(process.env, process.pid);
 delete process.env.WATCHDOG_USEC;
 delete process.env.WATCHDOG_PID;
+// This process's metrics, read by serve through <stateDir>/run/metrics.sock (docs/metrics.md).
+const registry = processRegistry('authd', { defaults: true });
+lookupMetrics();
+authdProcessMetrics();
+directoryMetrics();
+storeMetrics({ process: 'authd' });
+let seamlessNow: SeamlessService | undefined;
+seamlessMetrics(() => {
+  const counts = seamlessNow?.counts();
+  return counts === undefined ? undefined : { inUse: counts.leases, waiting: counts.waiting };
+});
+/** Each answer counted under its kind (lib/metrics/lookups.ts). */
+const counted = (kind: LookupKind, handlers: HelperHandlers): HelperHandlers => ({
+  ...handlers,
+  // serve's probe (supervisor.ts, every second) is not Squid's lookup.
+  handle: countedHandle(kind, handlers.handle, (request) => request.fields[0] === PROBE_ADDRESS),
+});
 
 // Root gives up root before anything is opened (as serve does); systemd's User= has done it already.
 dropPrivileges(config);
@@ -153,7 +178,7 @@ const directoryService = () =>
     }),
   ));
 const directoryHandler =
-  (check: () => Promise<DirectoryCheck>): ConnectionHandler =>
+  (kind: LookupKind, check: () => Promise<DirectoryCheck>): ConnectionHandler =>
   async (input, output) => {
     const [service, checker] = await Promise.all([directoryService(), check()]);
     await runHelper({
@@ -162,7 +187,7 @@ const directoryHandler =
       channelIds: true,
       log,
       cacheLogInline: true,
-      ...service.handlers(checker),
+      ...counted(kind, service.handlers(checker)),
     });
   };
 
@@ -170,20 +195,22 @@ const directoryHandler =
 const seamlessResults = new LastSeamlessResults();
 let seamless: Promise<SeamlessService> | undefined;
 const seamlessService = () =>
-  (seamless ??= import('./seamless-service.ts').then((m) =>
-    m.createSeamlessService({
-      stateDir,
-      sambaDir: config.sambaDir,
-      dbPath: dbPath(config),
-      log,
-      // The ntlm_auth pool is sized to what Squid's children can ask for at once.
-      children: {
-        negotiate: config.squid.seamless.negotiateChildren,
-        ntlm: config.squid.seamless.ntlmChildren,
-      },
-      results: seamlessResults,
-    }),
-  ));
+  (seamless ??= import('./seamless-service.ts')
+    .then((m) =>
+      m.createSeamlessService({
+        stateDir,
+        sambaDir: config.sambaDir,
+        dbPath: dbPath(config),
+        log,
+        // The ntlm_auth pool is sized to what Squid's children can ask for at once.
+        children: {
+          negotiate: config.squid.seamless.negotiateChildren,
+          ntlm: config.squid.seamless.ntlmChildren,
+        },
+        results: seamlessResults,
+      }),
+    )
+    .then((service) => (seamlessNow = service)));
 
 const handlers: Record<HelperKind, ConnectionHandler> = {
   session: (input, output) =>
@@ -192,10 +219,11 @@ const handlers: Record<HelperKind, ConnectionHandler> = {
       output,
       channelIds: true,
       log,
-      ...withSeamlessQuery(session.handlers, seamlessResults),
+      // Squid's lookups counted; explain's seamless-last questions (and serve's probe) not.
+      ...withSeamlessQuery(counted('session', session.handlers), seamlessResults),
     }),
-  basic: directoryHandler(() => import('../basic-auth-check.ts').then((m) => m.checkBasic)),
-  group: directoryHandler(() => import('../group-check.ts').then((m) => m.checkGroups)),
+  basic: directoryHandler('basic', () => import('../basic-auth-check.ts').then((m) => m.checkBasic)),
+  group: directoryHandler('group', () => import('../group-check.ts').then((m) => m.checkGroups)),
   negotiate: async (input, output) => (await seamlessService()).serve('negotiate', input, output),
   ntlm: async (input, output) => (await seamlessService()).serve('ntlm', input, output),
 };
@@ -223,6 +251,15 @@ if (shared !== undefined) {
   clearTimeout(waited);
 }
 const listener = await listenHelperSockets(sockets, log, ownFiles);
+// Metrics are not worth failing authd over: without the socket, serve's scrape says doorman_authd_up 0.
+const metricsSocket: MetricsSocket | undefined = await serveMetricsSocket(
+  metricsSocketPath(stateDir),
+  registry,
+  log,
+).catch((error: unknown) => {
+  log(`metrics: cannot listen: ${error instanceof Error ? error.message : String(error)}`);
+  return undefined;
+});
 
 await untilAnswered();
 if (ownFiles && inherited !== undefined) writePidFile(pidFile, process.pid);
@@ -268,6 +305,7 @@ notifier?.notify('STOPPING=1');
 clearInterval(watchdog);
 const handedOver = reason.startsWith('handed over');
 await listener.close(STOP_GRACE_MS, handedOver || !ownFiles);
+await metricsSocket?.close();
 if (ownFiles) removePidFile(pidFile, process.pid);
 await session.close();
 await Promise.all([directory?.then((d) => d.close()), seamless?.then((s) => s.close())]);

@@ -50,6 +50,8 @@ export type NtlmPool = NtlmBackend & {
   size(): number;
   /** How many of them are leased to a handshake now. */
   leased(): number;
+  /** How many handshakes wait for a process (every one is leased, and the pool is at its size). */
+  waiting(): number;
 };
 
 /** ntlm_auth's replies are tokens like the requests: the same 64 KiB cap. */
@@ -293,5 +295,6 @@ export function createNtlmPool(options: NtlmPoolOptions): NtlmPool {
     },
     size: () => procs.ntlmssp.length + procs['gss-spnego'].length,
     leased: () => [...procs.ntlmssp, ...procs['gss-spnego']].filter((p) => p.leased).length,
+    waiting: () => waiters.ntlmssp.length + waiters['gss-spnego'].length,
   };
 }

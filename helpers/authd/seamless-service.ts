@@ -43,9 +43,10 @@ export interface SeamlessService {
 }
 
 export interface SeamlessCounts extends StatefulCounts {
-  /** ntlm_auth processes leased to a handshake, and running. */
+  /** ntlm_auth processes leased to a handshake, and running; handshakes waiting for one. */
   leases: number;
   processes: number;
+  waiting: number;
 }
 
 export interface SeamlessServiceOptions {
@@ -213,7 +214,12 @@ export function createSeamlessService(options: SeamlessServiceOptions): Seamless
         timers,
         counts,
       }),
-    counts: () => ({ ...counts, leases: pool?.leased() ?? 0, processes: pool?.size() ?? 0 }),
+    counts: () => ({
+      ...counts,
+      leases: pool?.leased() ?? 0,
+      processes: pool?.size() ?? 0,
+      waiting: pool?.waiting() ?? 0,
+    }),
     async close() {
       flush();
       await pool?.close();

@@ -8,6 +8,7 @@ import { helperSocket, runDir } from '../../lib/seamless/paths.ts';
 import { authdEnvironment } from './environment.ts';
 import { isAuthd, pidFilePath, runningAuthd } from './pid-file.ts';
 import { probeAuthd, type ProbeResult } from './probe.ts';
+import { countAuthdRestart } from '../../lib/metrics/authd.ts';
 
 /**
  * authd for `doorman serve` on a machine without a service manager (docs/services.md): serve uses the authd
@@ -128,6 +129,8 @@ export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor
   let resolveAnswering: (pid: number | undefined) => void = () => {};
   let releaseStarted: () => void = () => {};
   let notAcceptingSince: number | undefined;
+  /** The authd replaced next was killed as stuck (else it died by itself). */
+  let killed = false;
   const answering = new Promise<number | undefined>((resolve) => (resolveAnswering = resolve));
 
   const startOne = (): void => {
@@ -186,6 +189,7 @@ export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor
           : `authd (pid ${pid}) is alive but has not accepted for ${NOT_ACCEPTING_MS / 1000} s: SIGKILL, and another`,
       );
       notAcceptingSince = undefined;
+      killed = true;
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
@@ -201,6 +205,9 @@ export function superviseAuthd(options: AuthdSupervisorOptions): AuthdSupervisor
       started = undefined;
       return;
     }
+    // A start after one that had answered (here or found running) is a restart; the first one is not.
+    if (inUse !== undefined) countAuthdRestart(killed ? 'unresponsive' : 'died');
+    killed = false;
     startOne();
   };
 

@@ -345,6 +345,19 @@ export const configSchema = z
           });
       })
       .prefault({}),
+    /**
+     * Prometheus metrics of the whole box (docs/metrics.md). listen: a listener of serve's own answering GET
+     * /metrics (keep it on loopback or a management address); null (the default): none. tokenFile: a bearer
+     * token (the file's first line; 0600, the service user's) every scrape must carry, on either listener; set,
+     * the metrics are also served on the web app's own listeners at {baseUrl}metrics. Both null: no metrics.
+     */
+    metrics: z
+      .object({
+        listen: z.object({ host: ipAddress, port }).strict().nullable().default(null),
+        tokenFile: z.string().startsWith('/', 'must be an absolute path').nullable().default(null),
+      })
+      .strict()
+      .prefault({}),
     /** How often a session helper writes "last seen" times, seconds. */
     lastSeenFlushSeconds: z.number().int().min(1).max(3600).default(30),
   })
@@ -363,6 +376,24 @@ export const configSchema = z
         message: `must be at least 2 × lastSeenFlushSeconds + squid.ttl (${least} seconds), or null`,
       });
     }
+    // Two listeners on one port would fail at start with EADDRINUSE: said here, naming both fields.
+    const metrics = config.metrics.listen;
+    if (metrics !== null) {
+      const taken = [
+        ...config.listen.map((l, i) => ({ ...l, field: `listen[${i}]` })),
+        { host: config.icap.host, port: config.icap.port, field: 'icap' },
+      ].find(
+        (l) =>
+          l.port === metrics.port &&
+          (l.host === metrics.host || isWildcard(l.host) || isWildcard(metrics.host)),
+      );
+      if (taken !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['metrics', 'listen', 'port'],
+          message: `${metrics.port} is ${taken.field}'s port already: choose another port`,
+        });
+    }
     // HTTPS interception only delivers the portal: without the HTTP one there is no ICAP service to ask.
     const { httpPort, httpsPort } = config.squid.intercept;
     if (httpsPort !== null && httpPort === null) {
@@ -380,6 +411,11 @@ export const configSchema = z
       });
     }
   });
+
+/** 0.0.0.0 or ::, which take a port on every address. */
+function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::';
+}
 
 export type Config = z.infer<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;

@@ -2,6 +2,7 @@ import { createConnection, endpointOf, establish, type Connection } from './conn
 import { DirectoryError, toDirectoryError } from './errors.ts';
 import { refusalOfUserBind, type PasswordRefusal } from './password-check.ts';
 import type { DirectorySettings } from './settings.ts';
+import { timedDirectory } from '../metrics/directory.ts';
 
 /**
  * Connections for binding as users, to check their passwords: a few, each doing one bind at a time (a
@@ -48,7 +49,15 @@ export class BindPool {
    * Bind as `dn` with `password`. Undefined when the directory accepted it, the refusal when it refused
    * the credentials; a DirectoryError when it could not be asked. The caller has refused empty passwords.
    */
-  async check(dn: string, password: string): Promise<PasswordRefusal | undefined> {
+  check(dn: string, password: string): Promise<PasswordRefusal | undefined> {
+    return timedDirectory(
+      'bind',
+      () => this.#check(dn, password),
+      (refusal) => (refusal === undefined ? 'ok' : 'refused'),
+    );
+  }
+
+  async #check(dn: string, password: string): Promise<PasswordRefusal | undefined> {
     if (password.length === 0) return 'empty-password';
     const pooled = await this.#acquire();
     let healthy = false;

@@ -4,6 +4,7 @@ import type { Log } from '../log.ts';
 import { createConnection, endpointOf, establish, type Connection, type Credentials } from './connection.ts';
 import { DirectoryError, toDirectoryError } from './errors.ts';
 import type { DirectorySettings } from './settings.ts';
+import { timedDirectory } from '../metrics/directory.ts';
 
 /**
  * The connections searches go over, bound as the bind account. ldapts keeps a map of outstanding messages
@@ -64,7 +65,11 @@ export class SearchPool {
    * Run `operation` on a bound connection. Errors come out as DirectoryErrors (`base` names the search
    * base in the message).
    */
-  async run<T>(base: string, operation: (client: Client) => Promise<T>): Promise<T> {
+  run<T>(base: string, operation: (client: Client) => Promise<T>): Promise<T> {
+    return timedDirectory('search', () => this.#run(base, operation));
+  }
+
+  async #run<T>(base: string, operation: (client: Client) => Promise<T>): Promise<T> {
     const slot = this.#slots[this.#next++ % this.#slots.length] as Slot;
     for (let attempt = 1; ; attempt++) {
       const { connection, reused } = await this.#ready(slot);

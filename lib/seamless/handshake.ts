@@ -9,6 +9,8 @@ import {
 } from '../helper-protocol/negotiate.ts';
 import { PrincipalError, userNameOf, type JoinedDomain } from './principal.ts';
 import { classifyNegotiateToken, TokenError, type ClassifiedToken } from './spnego.ts';
+import { countKerberos, countNtlm } from '../metrics/seamless.ts';
+import type { KerberosRejectCode } from './reject-codes.ts';
 
 /**
  * One Squid Negotiate or NTLM child's handshake, as a state machine with no I/O (docs/seamless-design.md §2).
@@ -22,26 +24,7 @@ import { classifyNegotiateToken, TokenError, type ClassifiedToken } from './spne
  * ntlm_auth's `NA` (it already squashes the reason) and for a principal of another realm or domain.
  */
 
-/** Why the Kerberos acceptor refused a token. The helper answers BH with it (Squid logs it in cache.log). */
-export const KerberosRejectCodes = [
-  /** The client's clock is more than the allowed skew (5 minutes) from ours. */
-  'CLOCK_SKEW',
-  /** The authenticator was seen before (the replay cache). */
-  'REPLAY',
-  /** The ticket is for a service other than the proxy's `HTTP/` names, or one the keytab does not hold. */
-  'WRONG_PRINCIPAL',
-  /** The ticket has expired. */
-  'EXPIRED',
-  /** GSSAPI could not read the token. */
-  'MALFORMED',
-  /** The acceptor wanted another leg: Doorman's acceptor takes single-leg Kerberos only. */
-  'CONTINUE_NEEDED',
-  /** The keytab is missing or unreadable, or holds no key of the ticket's version or type. */
-  'KEYTAB',
-  /** Anything else GSSAPI reported. */
-  'FAILED',
-] as const;
-export type KerberosRejectCode = (typeof KerberosRejectCodes)[number];
+export { KerberosRejectCodes, type KerberosRejectCode } from './reject-codes.ts';
 
 export class KerberosRejectError extends Error {
   readonly code: KerberosRejectCode;
@@ -192,16 +175,20 @@ export function createHandshake(options: HandshakeOptions): Handshake {
   const bh = (message: string) => formatStatefulReply(scheme, { result: 'BH', message });
 
   /** OK with the user name normalised; a foreign realm or domain → ERR, a name that is no user → BH. */
-  const authenticated = (principal: string, token: string | undefined): string => {
+  const authenticated = (mech: 'kerberos' | 'ntlm', principal: string, token: string | undefined): string => {
+    const count = mech === 'kerberos' ? countKerberos : countNtlm;
     let user: string;
     try {
       user = userNameOf(principal, names);
     } catch (error) {
       if (error instanceof PrincipalError && error.code !== 'INVALID_NAME') {
+        count('FOREIGN_NAME');
         return reply({ result: 'ERR', message: error.message });
       }
+      count('INVALID_NAME');
       return reply({ result: 'BH', message: messageOf(error) });
     }
+    count('OK');
     return reply({ result: 'OK', user, ...(token !== undefined && { token }) });
   };
 
@@ -211,14 +198,16 @@ export function createHandshake(options: HandshakeOptions): Handshake {
       accepted = await kerberos.accept(token);
     } catch (error) {
       if (error instanceof KerberosRejectError) {
+        countKerberos(error.code);
         return reply({ result: 'BH', message: `Kerberos token refused (${error.code}): ${error.message}` });
       }
+      countKerberos('ACCEPTOR_FAILED');
       return reply({ result: 'BH', message: `the Kerberos acceptor failed: ${messageOf(error)}` });
     }
     if (closed) return bh('the connection closed during the handshake');
     const response =
       accepted.response === undefined || accepted.response === '' ? undefined : accepted.response;
-    return authenticated(accepted.user, response);
+    return authenticated('kerberos', accepted.user, response);
   };
 
   /** One ntlm_auth step on the open lease, its reply turned into Squid's. */
@@ -227,6 +216,7 @@ export function createHandshake(options: HandshakeOptions): Handshake {
     try {
       answer = await held.lease.step(line);
     } catch (error) {
+      countNtlm('HELPER_FAILED');
       return reply({ result: 'BH', message: `ntlm_auth failed: ${messageOf(error)}` });
     }
     if (closed) {
@@ -238,12 +228,15 @@ export function createHandshake(options: HandshakeOptions): Handshake {
       case 'TT':
         return reply({ result: 'TT', token: parsed.token });
       case 'AF':
-        return authenticated(parsed.user, scheme === 'negotiate' ? parsed.token : undefined);
+        return authenticated('ntlm', parsed.user, scheme === 'negotiate' ? parsed.token : undefined);
       case 'NA':
+        countNtlm('REFUSED');
         return reply({ result: 'ERR', message: parsed.reason || 'NTLM authentication refused' });
       case 'BH':
+        countNtlm('HELPER_BH');
         return reply({ result: 'BH', message: `ntlm_auth: ${parsed.reason || 'broken helper'}` });
       case 'invalid':
+        countNtlm('INVALID_REPLY');
         return reply({ result: 'BH', message: parsed.message });
     }
   };
@@ -258,6 +251,7 @@ export function createHandshake(options: HandshakeOptions): Handshake {
     try {
       lease = await ntlm.lease(kind);
     } catch (error) {
+      countNtlm('POOL_BUSY');
       return reply({ result: 'BH', message: `no ntlm_auth (${kind}) available: ${messageOf(error)}` });
     }
     // Held before anything else can throw, so that the error boundary releases it.

@@ -1,6 +1,8 @@
 import { systemClock, type Clock } from '../clock.ts';
 import { backoffMs, BUSY_DEADLINE_MS, isBusy, realSchedule, StoreBusyError, type Schedule } from './busy.ts';
 import type { Db } from './database.ts';
+import { secondsSince } from '../metrics/buckets.ts';
+import { observeWrite } from '../metrics/store.ts';
 
 interface Pending {
   write: () => unknown;
@@ -73,6 +75,7 @@ export class GroupCommit implements Commits {
     this.#queue = [];
     if (batch.length === 0) return;
     let outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const started = performance.now();
     try {
       // IMMEDIATE: the write lock is taken at BEGIN, so a busy DB fails before any write has run.
       this.#db
@@ -97,6 +100,7 @@ export class GroupCommit implements Commits {
       return;
     }
     this.#attempt = 0;
+    observeWrite(secondsSince(started));
     batch.forEach((item, i) => {
       const outcome = outcomes[i];
       if (outcome?.ok) item.resolve(outcome.value);

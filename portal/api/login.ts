@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Config } from '../../lib/config/schema.ts';
 import type { AuditInput } from '../../lib/audit/event.ts';
 import type { Session } from '../../lib/store/session-store.ts';
+import { countLogin, countSessionEnd } from '../../lib/metrics/sessions.ts';
 import type { SessionRepository } from '../../lib/store/store.ts';
 import { apiActor } from '../audit.ts';
 import { invalidParam } from '../errors.ts';
@@ -25,7 +26,7 @@ export type SessionLifetimes = Pick<Config['api'], 'sessionIdleSeconds' | 'sessi
  * after the configured idle time without traffic. Both are stored with the session, for the helpers to apply.
  */
 export function login(
-  sessions: Pick<SessionRepository, 'start'>,
+  sessions: Pick<SessionRepository, 'start' | 'find'>,
   clock: Clock,
   lifetimes: SessionLifetimes,
 ): Middleware<PortalState> {
@@ -45,6 +46,8 @@ export function login(
     const ip = clientIpOf(ctx);
     const key = { kind: 'ip', value: ip } as const;
     const actor = apiActor(ctx);
+    /** The session this login replaces, as the writing transaction found it (for the metrics). */
+    let replaced: Session | undefined;
     // Answered only once committed: the helper can see the session when the client reads "ok". Its audit
     // events are written in the same transaction.
     await sessions.start(
@@ -55,8 +58,10 @@ export function login(
         ...(expiresAt === undefined ? {} : { expiresAt }),
         ...(idleSeconds === null ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
       },
-      (previous) => loginEvent(actor, ip, parsed.username, previous),
+      (previous) => ((replaced = previous), loginEvent(actor, ip, parsed.username, previous)),
     );
+    countLogin('api');
+    if (replaced !== undefined) countSessionEnd(replaced.source, 'replaced');
     ctx.state.username = parsed.username;
     ctx.body = {
       ok: true,

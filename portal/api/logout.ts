@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { countSessionEnd } from '../../lib/metrics/sessions.ts';
 import type { SessionRepository } from '../../lib/store/store.ts';
 import { apiActor } from '../audit.ts';
 import { clientIpOf, type PortalState } from '../state.ts';
@@ -13,13 +14,14 @@ export function logout(sessions: Pick<SessionRepository, 'end'>): Middleware<Por
   return async function handleLogout(ctx) {
     const ip = clientIpOf(ctx);
     const actor = apiActor(ctx);
-    const ended =
-      (await sessions.end({ kind: 'ip', value: ip }, (session) => ({
-        kind: 'api.logout',
-        actor,
-        address: ip,
-        ...(session === undefined ? { detail: { ended: false } } : { user: session.username }),
-      }))) !== undefined;
+    const session = await sessions.end({ kind: 'ip', value: ip }, (found) => ({
+      kind: 'api.logout',
+      actor,
+      address: ip,
+      ...(found === undefined ? { detail: { ended: false } } : { user: found.username }),
+    }));
+    if (session !== undefined) countSessionEnd(session.source, 'logout');
+    const ended = session !== undefined;
     ctx.body = { ok: true, ip, ended };
   };
 }

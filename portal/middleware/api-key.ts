@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { addressGroup } from '../../lib/net/address.ts';
+import { countKeyFailure } from '../../lib/metrics/web.ts';
 import type { ApiKeyRepository } from '../../lib/store/store.ts';
 import { ApiError } from '../errors.ts';
 import { clientIpOf, paramsOf, type PortalState } from '../state.ts';
@@ -27,6 +28,7 @@ export function requireApiKey(
       const group = addressGroup(clientIpOf(ctx));
       const seconds = limiter.retryAfter(group);
       limiter.recordFailure(group);
+      countKeyFailure(seconds > 0);
       if (seconds > 0) {
         throw new ApiError(
           'too_many_requests',

@@ -39,6 +39,8 @@ import { splashSignIn } from './sign-in.ts';
 import type { Message } from './views/layout.ts';
 import { formPage, type DeviceView, type FormMode } from './views/pages.ts';
 import { SPLASH_STYLE } from './views/style.ts';
+import { countLogin } from '../../lib/metrics/sessions.ts';
+import { countSplash, splashRefusal } from '../../lib/metrics/web.ts';
 
 export { MAX_PASSWORD_LENGTH, refusalText } from './sign-in.ts';
 
@@ -214,14 +216,18 @@ export function splashPages(context: SplashContext, deps: SplashDeps): RouterMid
         actor: 'portal',
         address: ip,
       });
-      if (started === undefined) return respond.noDeviceGroup(ctx, ip);
+      if (started === undefined) return (countSplash('no_device_group'), respond.noDeviceGroup(ctx, ip));
       const { session, group } = started;
+      countSplash('agreed');
+      countLogin(session.source);
       return signedIn(session.username, `accepted the usage policy (Device Group ${showValue(group.name)})`);
     }
 
     const outcome = await signIn(ip, settings, params);
-    if (outcome.kind === 'mac-not-found') return respond.macNotFound(ctx, outcome.lookup);
+    if (outcome.kind === 'mac-not-found')
+      return (countSplash('mac_not_found'), respond.macNotFound(ctx, outcome.lookup));
     if (outcome.kind === 'refused') {
+      countSplash(splashRefusal(outcome.status));
       if (outcome.retryAfter !== undefined) ctx.set('Retry-After', String(outcome.retryAfter));
       const typed = params.get('username') ?? '';
       return render(
@@ -236,9 +242,11 @@ export function splashPages(context: SplashContext, deps: SplashDeps): RouterMid
     }
     const { user, mac } = outcome;
     const start = (session: StartSession, what: string, audit: AuditInput) =>
-      sessions
-        .startPortal(session, { clientIp: ip, settings }, audit)
-        .then(() => signedIn(session.username, what));
+      sessions.startPortal(session, { clientIp: ip, settings }, audit).then(() => {
+        countSplash(session.source === 'registration' ? 'registered' : 'signed_in');
+        countLogin(session.source);
+        signedIn(session.username, what);
+      });
     const event = { actor: `user:${user}`, user, address: ip } as const;
     if (mac !== undefined) {
       return start(

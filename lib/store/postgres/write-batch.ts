@@ -4,6 +4,8 @@ import { DoormanError } from '../../errors.ts';
 import type { Sql, Tx } from './connect.ts';
 import type { SessionRow } from './session-table.ts';
 import { isUnavailable } from './write.ts';
+import { secondsSince } from '../../metrics/buckets.ts';
+import { observeWrite } from '../../metrics/store.ts';
 
 /** What one write did to the sessions, for this process's copy (applied at once, see SessionTable). */
 export interface Effect<T> {
@@ -172,7 +174,9 @@ export class WriteBatch<C> {
       for (const item of batch) item.reject(error);
     }, this.#deadlineMs);
     try {
+      const started = performance.now();
       const { context, effects } = await this.#transaction(batch, () => answered);
+      observeWrite(secondsSince(started));
       // What committed is this process's own to know, answered or not.
       this.#options.committed(context, effects);
       if (!answered) batch.forEach((item, i) => item.resolve(effects[i]?.value));

@@ -44,6 +44,7 @@ function fakePools(user: () => string) {
       },
       size: () => 0,
       leased: () => 0,
+      waiting: () => 0,
     };
   };
   return { made, factory };
@@ -162,7 +163,14 @@ describe('the seamless service of authd', () => {
     await c.ask(`YR ${NTLM_NEGOTIATE}`);
     expect(service?.counts()).toMatchObject({ connections: 1, handshakes: 1, timers: 1 });
     await c.end();
-    expect(service?.counts()).toEqual({ connections: 0, handshakes: 0, timers: 0, leases: 0, processes: 0 });
+    expect(service?.counts()).toEqual({
+      connections: 0,
+      handshakes: 0,
+      timers: 0,
+      leases: 0,
+      processes: 0,
+      waiting: 0,
+    });
   });
 
   // The doctor's list of clients that fall back to NTLM: counted in memory, written once a minute, not per line.

@@ -44,6 +44,7 @@ const DEFAULTS: Config = {
     },
   },
   icap: { host: '127.0.0.1', port: 1344, maxConnections: 100, requestTimeoutSeconds: 30 },
+  metrics: { listen: null, tokenFile: null },
   lastSeenFlushSeconds: 30,
 };
 
@@ -475,5 +476,43 @@ describe('store', () => {
       'store.passwordFile: must be an absolute path',
     );
     expect(problems({ kind: 'sqlite', url: 'postgres://db1/d' })).toMatch(/store: .*url/);
+  });
+});
+
+describe('metrics', () => {
+  const problems = (config: unknown) => thrown(() => parseConfig(config, 'test')).message;
+
+  it('are off unless set; a listener and a token file are kept as given', () => {
+    expect(parseConfig({}, 'test').metrics).toEqual({ listen: null, tokenFile: null });
+    const metrics = { listen: { host: '127.0.0.1', port: 9469 }, tokenFile: '/etc/doorman/metrics-token' };
+    expect(parseConfig({ metrics }, 'test').metrics).toEqual(metrics);
+  });
+
+  it('refuses a relative token file, a bad address, a stray key', () => {
+    expect(problems({ metrics: { tokenFile: 'token' } })).toContain(
+      'metrics.tokenFile: must be an absolute path',
+    );
+    expect(problems({ metrics: { listen: { host: 'localhost', port: 9469 } } })).toContain(
+      'metrics.listen.host: "localhost" is not an IPv4 or IPv6 address',
+    );
+    expect(problems({ metrics: { listen: { host: '127.0.0.1', port: 0 } } })).toMatch(
+      /metrics\.listen\.port: /,
+    );
+    expect(problems({ metrics: { token: 'x' } })).toMatch(/metrics: .*token/);
+  });
+
+  it("refuses the web app's or the ICAP service's port, on the same address or a wildcard", () => {
+    expect(problems({ metrics: { listen: { host: '127.0.0.1', port: 8180 } } })).toContain(
+      "metrics.listen.port: 8180 is listen[0]'s port already: choose another port",
+    );
+    expect(problems({ metrics: { listen: { host: '0.0.0.0', port: 1344 } } })).toContain(
+      "metrics.listen.port: 1344 is icap's port already",
+    );
+    expect(
+      parseConfig({ metrics: { listen: { host: '192.0.2.1', port: 8180 } } }, 'test').metrics.listen,
+    ).toEqual({
+      host: '192.0.2.1',
+      port: 8180,
+    });
   });
 });

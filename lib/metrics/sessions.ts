@@ -1,0 +1,71 @@
+import { Counter, Gauge } from 'prom-client';
+import { SessionSources, type SessionSource } from '../store/session-store.ts';
+import { family } from './registry.ts';
+
+/**
+ * Sessions, from serve (which writes them): logins by way in, ends by way in and why, and the live ones by way
+ * in, counted when scraped from the store serve holds (a count, never a list).
+ */
+export const SESSION_END_REASONS = ['logout', 'replaced'] as const;
+export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
+
+/** Live sessions of a source, as the store counts them now; undefined while serve has no store open. */
+export type LiveSessionCount = (source: SessionSource) => number | undefined;
+
+let liveSessions: LiveSessionCount = () => undefined;
+
+const sessions = family((registry) => {
+  const logins = new Counter({
+    name: 'doorman_logins_total',
+    help: 'Sessions started, by source: api (the login API), portal (a splash sign-in), registration (a device registered by MAC), agreement (a usage policy accepted).',
+    labelNames: ['source'],
+    registers: [registry],
+  });
+  const ends = new Counter({
+    name: 'doorman_session_ends_total',
+    help: 'Sessions ended before their time, by source and reason: logout (the logout API), replaced (a login on the same address or device).',
+    labelNames: ['source', 'reason'],
+    registers: [registry],
+  });
+  const purged = new Counter({
+    name: 'doorman_sessions_expired_total',
+    help: 'Sessions past their hard end removed from the store by the hourly purge (on a several-box site, by whichever box purged them).',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'doorman_sessions_live',
+    help: 'Live sessions (before their hard end) in the store, by source. Absent while the store is not open.',
+    labelNames: ['source'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const source of SessionSources) {
+        const count = liveSessions(source);
+        if (count !== undefined) this.set({ source }, count);
+      }
+    },
+  });
+  for (const source of SessionSources) {
+    logins.inc({ source }, 0);
+    for (const reason of SESSION_END_REASONS) ends.inc({ source, reason }, 0);
+  }
+  return { logins, ends, purged };
+});
+
+export function countLogin(source: SessionSource): void {
+  sessions().logins.inc({ source });
+}
+
+export function countSessionEnd(source: SessionSource, reason: SessionEndReason): void {
+  sessions().ends.inc({ source, reason });
+}
+
+export function countExpired(purged: number): void {
+  sessions().purged.inc(purged);
+}
+
+/** Where the live sessions are counted from (serve's store, once open). */
+export function sessionMetrics(count: LiveSessionCount): void {
+  liveSessions = count;
+  sessions();
+}
