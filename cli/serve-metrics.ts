@@ -16,7 +16,7 @@ import type { Store } from '../lib/store/store.ts';
 /**
  * serve's side of the metrics (docs/metrics.md): its own registry, and the one scrape that gathers the whole
  * box: serve's series, its ICAP threads' (over their message ports) and authd's (over
- * <stateDir>/run/metrics.sock; authd down or restarting: doorman_authd_up 0 and the rest still answered).
+ * <stateDir>/authd-metrics.sock; authd down or restarting: doorman_authd_up 0 and the rest still answered).
  *
  * Served on a listener of its own (metrics.listen: GET /metrics and {baseUrl}metrics), and, with a token file,
  * on the web app's listeners at {baseUrl}metrics too; never there without one.

@@ -42,7 +42,7 @@ import { systemClock } from '../../lib/clock.ts';
 import { directoryPasswordPath } from '../../lib/store/directory-settings-store.ts';
 import { authdProcessMetrics } from '../../lib/metrics/authd.ts';
 import { directoryMetrics } from '../../lib/metrics/directory.ts';
-import { countedHandle, lookupMetrics, type LookupKind } from '../../lib/metrics/lookups.ts';
+import { countedHandlers, lookupMetrics, type LookupKind } from '../../lib/metrics/lookups.ts';
 import { processRegistry } from '../../lib/metrics/registry.ts';
 import { seamlessMetrics } from '../../lib/metrics/seamless.ts';
 import { storeMetrics } from '../../lib/metrics/store.ts';
@@ -101,7 +101,7 @@ const notifier = systemdNotifier(log);
 const watchdogUsec = watchdogUsecOf(process.env, process.pid);
 delete process.env.WATCHDOG_USEC;
 delete process.env.WATCHDOG_PID;
-// This process's metrics, read by serve through <stateDir>/run/metrics.sock (docs/metrics.md).
+// This process's metrics, read by serve through <stateDir>/authd-metrics.sock (docs/metrics.md).
 const registry = processRegistry('authd', { defaults: true });
 lookupMetrics();
 authdProcessMetrics();
@@ -113,11 +113,9 @@ seamlessMetrics(() => {
   return counts === undefined ? undefined : { inUse: counts.leases, waiting: counts.waiting };
 });
 /** Each answer counted under its kind (lib/metrics/lookups.ts). */
-const counted = (kind: LookupKind, handlers: HelperHandlers): HelperHandlers => ({
-  ...handlers,
+const counted = (kind: LookupKind, handlers: HelperHandlers): HelperHandlers =>
   // serve's probe (supervisor.ts, every second) is not Squid's lookup.
-  handle: countedHandle(kind, handlers.handle, (request) => request.fields[0] === PROBE_ADDRESS),
-});
+  countedHandlers(kind, handlers, (request) => request.fields[0] === PROBE_ADDRESS);
 
 // Root gives up root before anything is opened (as serve does); systemd's User= has done it already.
 dropPrivileges(config);

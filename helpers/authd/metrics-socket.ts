@@ -4,16 +4,16 @@ import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Log } from '../../lib/log.ts';
 import { MAX_METRICS_JSON_BYTES, parseMetricsJson, type MetricsJson } from '../../lib/metrics/gather.ts';
-import { runDir } from '../../lib/seamless/paths.ts';
 
 /**
- * authd's metrics for serve's scrape: `<stateDir>/run/metrics.sock` (0600: serve and authd are the same
- * service user). A connection is answered with the registry's metrics as JSON (prom-client's
+ * authd's metrics for serve's scrape: `<stateDir>/authd-metrics.sock` (0600: serve and authd are the same
+ * service user). In stateDir, which is the service user's, not in run/, which systemd's socket unit may have
+ * made as root's (its sockets are handed over; this one is authd's own). A connection is answered with the registry's metrics as JSON (prom-client's
  * getMetricsAsJSON), then closed; nothing is read from it. The protocol is that one document, so serve merges
  * authd's series with its own (lib/metrics/gather.ts) and one scrape sees the whole box.
  */
 export function metricsSocketPath(stateDir: string): string {
-  return join(runDir(stateDir), 'metrics.sock');
+  return join(stateDir, 'authd-metrics.sock');
 }
 
 export interface MetricsSocket {

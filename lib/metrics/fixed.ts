@@ -70,14 +70,15 @@ export class SlotHistogram {
     register(registry, described.name, () => this.#values());
   }
 
-  observe(slot: number, seconds: number): void {
+  /** `times` observations of `seconds` each (default one). */
+  observe(slot: number, seconds: number, times = 1): void {
     const bounds = this.#bounds;
     let i = 0;
     while (i < bounds.length && seconds > (bounds[i] ?? Infinity)) i++;
     const at = slot * (bounds.length + 1) + i;
-    this.#buckets[at] = (this.#buckets[at] ?? 0) + 1;
-    this.#sums[slot] = (this.#sums[slot] ?? 0) + seconds;
-    this.#counts[slot] = (this.#counts[slot] ?? 0) + 1;
+    this.#buckets[at] = (this.#buckets[at] ?? 0) + times;
+    this.#sums[slot] = (this.#sums[slot] ?? 0) + seconds * times;
+    this.#counts[slot] = (this.#counts[slot] ?? 0) + times;
   }
 
   /** How many were observed in a series (tests, and the bench's check that the path was taken). */

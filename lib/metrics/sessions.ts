@@ -23,7 +23,7 @@ const sessions = family((registry) => {
   });
   const ends = new Counter({
     name: 'doorman_session_ends_total',
-    help: 'Sessions ended before their time, by source and reason: logout (the logout API), replaced (a login on the same address or device).',
+    help: 'Sessions ended before their time, by source and reason: logout (the logout API), replaced (an API login on the same address).',
     labelNames: ['source', 'reason'],
     registers: [registry],
   });

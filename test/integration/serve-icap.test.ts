@@ -303,6 +303,29 @@ describe('doorman serve: the ICAP service when things go wrong', () => {
     expect(other.stderr()).toContain(`icap service on 127.0.0.1:${icap} (2 threads)`);
   });
 
+  it("counts every thread's ICAP answers in serve's one scrape (summed), with the answer's kind", async () => {
+    const [web, icap, metrics] = [await freePort(), await freePort(), await freePort()];
+    const config = portalConfig('metrics-threads', web, icap, {
+      icap: { port: icap, workers: 2 },
+      metrics: { listen: { host: '127.0.0.1', port: metrics } },
+    });
+    other = start(DOORMAN, ['serve', '--config', config]);
+    await waitForPort('127.0.0.1', icap, 10_000, other.child);
+    expect(await untilServing(icap)).toBe('ICAP/1.0 204 No Content');
+    const scrape = async () => (await http(`http://127.0.0.1:${metrics}/metrics`)).body;
+    const sample = (text: string, answer: string) =>
+      Number(new RegExp(`^doorman_icap_answers_total\\{answer="${answer}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    const before = await scrape();
+    // New connections, which the kernel spreads over both threads.
+    for (let i = 0; i < 10; i++)
+      expect(await icapStatusLine(icap, rawReqmod(icap, STRANGER))).toBe('ICAP/1.0 204 No Content');
+    for (let i = 0; i < 3; i++) expect(await icapStatusLine(icap, rawOptions(icap))).toBe('ICAP/1.0 200 OK');
+    const after = await scrape();
+    expect(sample(after, '204') - sample(before, '204')).toBe(10);
+    expect(sample(after, 'options') - sample(before, 'options')).toBe(3);
+    expect(after).toMatch(/^doorman_icap_duration_seconds_count\{answer="204"\} \d+$/m);
+  });
+
   it('ICAP threads sign the original URL with the key the splash page checks (the proxy key in stateDir)', async () => {
     const [web, icap] = [await freePort(), await freePort()];
     const config = portalConfig('signing-threads', web, icap, { icap: { port: icap, workers: 2 } });

@@ -1,0 +1,136 @@
+#!/bin/bash
+# What the metrics cost (issue 16: less than 5 % on the lookup path and the login API), side by side in one run:
+# this checkout ("head") against the commit before the metrics ("base": the parent of the commit that added
+# lib/metrics/registry.ts, or BASE=<rev>), built in a temporary `git worktree` beside it (node_modules shared).
+# Each tree runs its own `doorman serve` (which starts its authd) on a state dir of its own with SESSIONS
+# sessions (bench/lib/make-sessions.ts) and an API key; head has its metrics listener on, and is scraped every
+# second for the whole run (curl, fifteen times Prometheus' default rate). Then, RUNS times, base and head in
+# turn:
+#   lookups  the anchors' driver (helper-bench.js, the kit's key scheme: LOOKUPS lookups spread at random over the
+#            SESSIONS keys, INFLIGHT in flight, the keys once as --setup first) through dist/bin/doorman-shim
+#            --concurrent on that tree's authd: what Squid runs
+#   logins   bench/lib/login-load.ts: CONNS keep-alive connections re-logging the preloaded addresses in
+#            X-Doorman-Client from the trusted 127.0.0.1, DURATION s each
+# and prints the means side by side with the cost in %.
+#   bench/metrics-cost.sh
+# env: RUNS=3 SESSIONS=10000 LOOKUPS=200000 INFLIGHT=100 DURATION=5 CONNS=50 BASE=<rev>
+#      PORT_BASE=8192 PORT_HEAD=8193 METRICS_PORT=9479 (head's metrics listener)
+set -euo pipefail
+RUNS=${RUNS:-3}
+. "$(dirname "$0")/lib/env.sh"
+start_monitor metrics-cost
+SESSIONS=${SESSIONS:-10000}; LOOKUPS=${LOOKUPS:-200000}; INFLIGHT=${INFLIGHT:-100}
+DURATION=${DURATION:-5}; CONNS=${CONNS:-50}
+PORT_BASE=${PORT_BASE:-8192}; PORT_HEAD=${PORT_HEAD:-8193}; METRICS_PORT=${METRICS_PORT:-9479}
+[ "$DURATION" -le 30 ] || { echo "DURATION is capped at 30 s" >&2; exit 2; }
+D=$SCRATCH/metrics-cost
+OUT=$RESULTS/metrics-cost.jsonl
+for p in "$PORT_BASE" "$PORT_HEAD" "$METRICS_PORT"; do need_free_port "$p"; done
+
+ADDED=$(git -C "$ROOT" log --diff-filter=A --format=%H -- lib/metrics/registry.ts | tail -1)
+BASE=${BASE:-$ADDED^}
+BASE_SHA=$(git -C "$ROOT" rev-parse --short "$BASE")
+HEAD_SHA=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!bench' || echo '+changes')
+declare -A SERVE=() TREE=()
+SCRAPER=
+cleanup() {
+  stop_pid "$SCRAPER" || true
+  for t in base head; do
+    [ -n "${TREE[$t]:-}" ] && "${TREE[$t]}/bin/doorman" authd stop --config "$D/$t/doorman.json" >/dev/null 2>&1 || true
+    stop_pid "${SERVE[$t]:-}" || true
+  done
+  git -C "$ROOT" worktree remove --force "$D/base-tree" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+rm -rf "$D"; mkdir -p "$D"
+git -C "$ROOT" worktree prune
+echo "base: $BASE_SHA (the commit before the metrics), built in a temporary worktree; head: $HEAD_SHA"
+git -C "$ROOT" worktree add --detach "$D/base-tree" "$BASE_SHA" >/dev/null 2>&1
+ln -s "$ROOT/node_modules" "$D/base-tree/node_modules"
+(cd "$D/base-tree" && npm run build >/dev/null)
+(cd "$ROOT" && npm run build >/dev/null)
+TREE[base]=$D/base-tree TREE[head]=$ROOT
+
+# the kit's keys and lookups (bench-ext-acl.sh's scheme, fixed seed): 10.a.b.c -> user%05d
+awk -v n="$SESSIONS" 'BEGIN{for(i=0;i<n;i++) printf "10.%d.%d.%d\n", int(i/65536)%256, int(i/256)%256, i%256}' > "$D/keys.txt"
+awk -v n="$SESSIONS" -v m="$LOOKUPS" 'BEGIN{srand(42); for(i=0;i<m;i++){k=int(rand()*n); printf "10.%d.%d.%d\n", int(k/65536)%256, int(k/256)%256, k%256}}' > "$D/lookups.txt"
+
+start_tree() { # start_tree base|head PORT
+  local t=$1 port=$2 dir=$D/$1 metrics=''
+  mkdir -p "$dir/state"
+  [ "$t" = head ] && metrics=", \"metrics\": { \"listen\": { \"host\": \"127.0.0.1\", \"port\": $METRICS_PORT } }"
+  cat > "$dir/doorman.json" <<JSON
+{
+  "baseUrl": "http://127.0.0.1:$port/",
+  "listen": [{ "host": "127.0.0.1", "port": $port }],
+  "trustedProxies": ["127.0.0.1"],
+  "stateDir": "$dir/state"$metrics
+}
+JSON
+  chmod 644 "$dir/doorman.json"
+  "$NODE" "$BENCH/lib/make-sessions.ts" --db "$dir/state/doorman.db" --count "$SESSIONS" > /dev/null
+  if [ "$(id -u)" = 0 ]; then chown -R proxy:proxy "$dir/state"; fi
+  chmod 700 "$dir/state"; chmod 600 "$dir/state/doorman.db"
+  "${TREE[$t]}/bin/doorman" api-key create --name bench --config "$dir/doorman.json" > "$dir/api-key" 2> "$dir/api-key.log"
+  "${TREE[$t]}/bin/doorman" serve --config "$dir/doorman.json" 2> "$dir/serve.log" &
+  SERVE[$t]=$!
+  wait_port "$port"
+  wait_file "$dir/state/proxy-key" "$dir/serve.log"
+  wait_socket "$dir/state/run/session.sock" "$dir/serve.log"
+}
+start_tree base "$PORT_BASE"
+start_tree head "$PORT_HEAD"
+wait_port "$METRICS_PORT"
+curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | grep -q '^doorman_authd_up 1' || {
+  echo "head's metrics do not show authd up; see $D/head/serve.log" >&2; exit 1; }
+( while sleep 1; do curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$METRICS_PORT/metrics" || true; done ) &
+SCRAPER=$!
+
+lookups() { # lookups base|head RUN
+  local t=$1 m res
+  m=$(machine_json)
+  res=$(node "$KIT/lib/helper-bench.js" --label "lookups via shim+authd, $t" --concurrency "$INFLIGHT" \
+    --setup "$D/keys.txt" --requests "$D/lookups.txt" -- "${TREE[$t]}/dist/bin/doorman-shim" --concurrent "$D/$t/state/run/session.sock")
+  record "$OUT" "$m" "$res" "{\"case\":\"lookups\",\"tree\":\"$t\",\"sha\":\"$( [ "$t" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2}" > /dev/null
+  tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s lookups %9.0f /s  p99 %6.0f us  replies %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"], r["replies"]))'
+}
+logins() { # logins base|head RUN
+  local t=$1 m res port
+  port=$PORT_BASE; [ "$t" = head ] && port=$PORT_HEAD
+  m=$(machine_json)
+  res=$(timeout $((DURATION + 30)) "$NODE" "$BENCH/lib/login-load.ts" --url "http://127.0.0.1:$port/api/login/" \
+    --key-file "$D/$t/api-key" --connections "$CONNS" --duration "$DURATION" --server-pid "${SERVE[$t]}" \
+    --mode proxied --proxy-key-file "$D/$t/state/proxy-key" --clients "$SESSIONS" --first 0 --label "login API, $t")
+  record "$OUT" "$m" "$res" "{\"case\":\"logins\",\"tree\":\"$t\",\"sha\":\"$( [ "$t" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2}" > /dev/null
+  tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s logins  %9.0f /s  p99 %6.2f ms  server CPU %4.0f us/login  statuses %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"]/1e3, r.get("server_cpu_us_per_req") or 0, r["statuses"]))'
+}
+
+START=$(wc -l < "$OUT" 2>/dev/null || echo 0)
+for run in $(seq 1 "$RUNS"); do
+  echo "run $run/$RUNS"
+  # the order flips every run, so neither tree always goes first
+  order="base head"; [ $((run % 2)) = 0 ] && order="head base"
+  for t in $order; do lookups "$t" "$run"; done
+  for t in $order; do logins "$t" "$run"; done
+done
+scraped=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
+echo "  head's own count of what it served: $(grep -E '^doorman_lookups_total\{kind="session",answer="OK"\}' <<< "$scraped"), $(grep -E '^doorman_logins_total\{source="api"\}' <<< "$scraped")"
+echo
+echo "Side by side (mean of $RUNS runs each, this invocation; cost = how much less head does than base):"
+tail -n +"$((START + 1))" "$OUT" | python3 -c '
+import json, sys, statistics
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
+def mean(case, tree, pick):
+    v = [pick(r) for r in rows if r.get("case") == case and r.get("tree") == tree]
+    return statistics.mean(v) if v else float("nan")
+print("  %-34s %12s %12s %8s" % ("", "base " + sys.argv[1], "head " + sys.argv[2], "cost"))
+for case, what, pick in [("lookups", "lookups/s (shim -> authd)", lambda r: r["per_sec"]),
+                         ("logins", "logins/s (login API)", lambda r: r["per_sec"])]:
+    b, h = mean(case, "base", pick), mean(case, "head", pick)
+    print("  %-34s %12.0f %12.0f %7.1f%%" % (what, b, h, (b - h) / b * 100))
+for case, what, pick in [("lookups", "lookup p99 us", lambda r: r["lat_us"]["p99"]),
+                         ("logins", "login p99 ms", lambda r: r["lat_us"]["p99"] / 1e3),
+                         ("logins", "serve CPU us/login", lambda r: r.get("server_cpu_us_per_req") or 0)]:
+    b, h = mean(case, "base", pick), mean(case, "head", pick)
+    print("  %-34s %12.2f %12.2f %7.1f%%" % (what, b, h, (h - b) / b * 100))
+' "$BASE_SHA" "$HEAD_SHA"
