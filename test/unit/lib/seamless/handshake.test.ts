@@ -1,3 +1,4 @@
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { oid, tlv } from './der.ts';
 import { ManualClock } from '../../../../lib/clock.ts';
@@ -12,6 +13,8 @@ import {
   type NtlmLeaseKind,
 } from '../../../../lib/seamless/handshake.ts';
 import { Oids } from '../../../../lib/seamless/spnego.ts';
+import { useMetricsRegistry } from '../../../../lib/metrics/registry.ts';
+import { seamlessMetrics } from '../../../../lib/metrics/seamless.ts';
 
 /** Client tokens: captured ones from lab REPORT.md §6.3–6.4, and DER assembled with the real OIDs. */
 const SPNEGO_NTLM =
@@ -552,5 +555,54 @@ describe('createHandshake: sequence, idleness and closing', () => {
     expect(() => createHandshake({ ...base, scheme: 'basic' as 'ntlm', leaseMaxMs: 1 })).toThrow(
       'scheme: "basic" is not one of "negotiate", "ntlm"',
     );
+  });
+});
+
+describe('createHandshake: the metrics (how handshakes end, by reason code)', () => {
+  const counted = async (registry: Registry, series: string) => {
+    const line = (await registry.metrics()).split('\n').find((l) => l.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  };
+
+  it('counts Kerberos by outcome: OK, the reject code, the acceptor failing, a foreign name', async () => {
+    const registry = useMetricsRegistry(new Registry());
+    seamlessMetrics();
+    const { handshake } = machine(
+      'negotiate',
+      fakeKerberos(
+        { user: 'alice@EXAMPLE.TEST' },
+        new KerberosRejectError('CLOCK_SKEW', 'Clock skew too great'),
+        new Error('keytab exploded'),
+        { user: 'bob@OTHER.TEST' },
+      ),
+    );
+    for (let i = 0; i < 4; i++) await handshake.handle(`YR ${KERBEROS}`);
+    for (const [outcome, n] of [
+      ['OK', 1],
+      ['CLOCK_SKEW', 1],
+      ['ACCEPTOR_FAILED', 1],
+      ['FOREIGN_NAME', 1],
+      ['REPLAY', 0],
+    ])
+      expect(
+        await counted(registry, `doorman_kerberos_handshakes_total{outcome="${outcome}"}`),
+        String(outcome),
+      ).toBe(n);
+  });
+
+  it('counts NTLM by outcome: OK, REFUSED (ntlm_auth NA), POOL_BUSY (no ntlm_auth free in time)', async () => {
+    const registry = useMetricsRegistry(new Registry());
+    const ntlm = fakeNtlm('TT challenge', 'AF EXAMPLE\\alice', 'TT challenge', 'NA NT_STATUS_LOGON_FAILURE');
+    const { handshake } = machine('ntlm', fakeKerberos(), ntlm);
+    // One handshake that ends OK, one refused.
+    for (let i = 0; i < 2; i++) {
+      await handshake.handle(`YR ${NTLM_NEGOTIATE}`);
+      await handshake.handle(`KK ${NTLM_AUTHENTICATE}`);
+    }
+    ntlm.failLeases(new Error('all 1 ntlm_auth (ntlmssp) processes stayed busy'));
+    expect(await handshake.handle(`YR ${NTLM_NEGOTIATE}`)).toMatch(/^BH /);
+    expect(await counted(registry, 'doorman_ntlm_handshakes_total{outcome="OK"}')).toBe(1);
+    expect(await counted(registry, 'doorman_ntlm_handshakes_total{outcome="REFUSED"}')).toBe(1);
+    expect(await counted(registry, 'doorman_ntlm_handshakes_total{outcome="POOL_BUSY"}')).toBe(1);
   });
 });
