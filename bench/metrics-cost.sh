@@ -11,7 +11,9 @@
 #            --concurrent on that tree's authd: what Squid runs
 #   logins   bench/lib/login-load.ts: CONNS keep-alive connections re-logging the preloaded addresses in
 #            X-Doorman-Client from the trusted 127.0.0.1, DURATION s each
-# and prints the means side by side with the cost in %.
+# and prints the means side by side with the cost in %: throughput, p99, and the CPU each lookup cost authd and
+# each login cost serve (from /proc; on a busy machine the CPU figures are the ones to read). Last, the counting
+# on its own, in one process where other load falls on both sides alike (bench/lib/lookup-count-cost.ts).
 #   bench/metrics-cost.sh
 # env: RUNS=3 SESSIONS=10000 LOOKUPS=200000 INFLIGHT=100 DURATION=5 CONNS=50 BASE=<rev>
 #      PORT_BASE=8192 PORT_HEAD=8193 METRICS_PORT=9479 (head's metrics listener)
@@ -42,6 +44,7 @@ cleanup() {
   git -C "$ROOT" worktree remove --force "$D/base-tree" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 rm -rf "$D"; mkdir -p "$D"
 git -C "$ROOT" worktree prune
 echo "base: $BASE_SHA (the commit before the metrics), built in a temporary worktree; head: $HEAD_SHA"
@@ -78,6 +81,9 @@ JSON
   wait_file "$dir/state/proxy-key" "$dir/serve.log"
   wait_socket "$dir/state/run/session.sock" "$dir/serve.log"
 }
+mkdir -p "$D/inproc/state"
+echo "{ \"stateDir\": \"$D/inproc/state\" }" > "$D/inproc.json"
+"$NODE" "$BENCH/lib/make-sessions.ts" --db "$D/inproc/state/doorman.db" --count "$SESSIONS" > /dev/null
 start_tree base "$PORT_BASE"
 start_tree head "$PORT_HEAD"
 wait_port "$METRICS_PORT"
@@ -86,13 +92,19 @@ curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | grep -q '^doorman_authd_up 1
 ( while sleep 1; do curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$METRICS_PORT/metrics" || true; done ) &
 SCRAPER=$!
 
+# authd's CPU time so far (user + system), in clock ticks
+authd_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$D/$1/state/run/authd.pid")/stat"; }
 lookups() { # lookups base|head RUN
-  local t=$1 m res
+  local t=$1 m res before cpu
   m=$(machine_json)
+  before=$(authd_ticks "$t")
   res=$(node "$KIT/lib/helper-bench.js" --label "lookups via shim+authd, $t" --concurrency "$INFLIGHT" \
     --setup "$D/keys.txt" --requests "$D/lookups.txt" -- "${TREE[$t]}/dist/bin/doorman-shim" --concurrent "$D/$t/state/run/session.sock")
-  record "$OUT" "$m" "$res" "{\"case\":\"lookups\",\"tree\":\"$t\",\"sha\":\"$( [ "$t" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2}" > /dev/null
-  tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s lookups %9.0f /s  p99 %6.0f us  replies %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"], r["replies"]))'
+  # authd's share, which the driver cannot see: its CPU per lookup over this run (the --setup keys included)
+  cpu=$(awk -v t="$(( $(authd_ticks "$t") - before ))" -v hz="$(getconf CLK_TCK)" -v n="$((LOOKUPS + SESSIONS))" \
+    'BEGIN{printf "%.2f", t * 1e6 / hz / n}')
+  record "$OUT" "$m" "$res" "{\"case\":\"lookups\",\"tree\":\"$t\",\"sha\":\"$( [ "$t" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"authd_cpu_us_per_lookup\":$cpu}" > /dev/null
+  tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s lookups %9.0f /s  p99 %6.0f us  authd CPU %5.2f us/lookup  replies %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"], r["authd_cpu_us_per_lookup"], r["replies"]))'
 }
 logins() { # logins base|head RUN
   local t=$1 m res port
@@ -105,7 +117,8 @@ logins() { # logins base|head RUN
   tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s logins  %9.0f /s  p99 %6.2f ms  server CPU %4.0f us/login  statuses %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"]/1e3, r.get("server_cpu_us_per_req") or 0, r["statuses"]))'
 }
 
-START=$(wc -l < "$OUT" 2>/dev/null || echo 0)
+mkdir -p "$RESULTS"; touch "$OUT"
+START=$(wc -l < "$OUT")
 for run in $(seq 1 "$RUNS"); do
   echo "run $run/$RUNS"
   # the order flips every run, so neither tree always goes first
@@ -130,7 +143,16 @@ for case, what, pick in [("lookups", "lookups/s (shim -> authd)", lambda r: r["p
     print("  %-34s %12.0f %12.0f %7.1f%%" % (what, b, h, (b - h) / b * 100))
 for case, what, pick in [("lookups", "lookup p99 us", lambda r: r["lat_us"]["p99"]),
                          ("logins", "login p99 ms", lambda r: r["lat_us"]["p99"] / 1e3),
+                         ("lookups", "authd CPU us/lookup", lambda r: r["authd_cpu_us_per_lookup"]),
                          ("logins", "serve CPU us/login", lambda r: r.get("server_cpu_us_per_req") or 0)]:
     b, h = mean(case, "base", pick), mean(case, "head", pick)
     print("  %-34s %12.2f %12.2f %7.1f%%" % (what, b, h, (h - b) / b * 100))
 ' "$BASE_SHA" "$HEAD_SHA"
+echo
+# The counting itself, where other load falls on both sides alike: head's authd session handler in one process,
+# called plain and through the counting wrapper in alternating rounds (bench/lib/lookup-count-cost.ts).
+echo "In one process (head's session handler over the same DB, plain vs counted, median of 7 rounds):"
+"$NODE" "$BENCH/lib/lookup-count-cost.ts" --config "$D/inproc.json" --sessions "$SESSIONS" | tee -a "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print("  plain %.0f ns/lookup, counted %.0f ns/lookup: %+.0f ns (%+.1f%%)" % (r["plain_ns"], r["counted_ns"], r["cost_ns"], r["cost_pct"]))'
