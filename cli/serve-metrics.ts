@@ -7,7 +7,7 @@ import { directoryMetrics } from '../lib/metrics/directory.ts';
 import { metricsEndpoint } from '../lib/metrics/endpoint.ts';
 import { mergeMetrics, type MetricsJson } from '../lib/metrics/gather.ts';
 import { icapMetrics } from '../lib/metrics/icap.ts';
-import { processRegistry } from '../lib/metrics/registry.ts';
+import { metricsServed, processRegistry } from '../lib/metrics/registry.ts';
 import { sessionMetrics } from '../lib/metrics/sessions.ts';
 import { storeMetrics } from '../lib/metrics/store.ts';
 import { webMetrics } from '../lib/metrics/web.ts';
@@ -39,7 +39,7 @@ export interface ServeMetrics {
 
 export async function startMetrics(config: Config, options: ServeMetricsOptions): Promise<ServeMetrics> {
   const { log } = options;
-  const registry = processRegistry('serve', { defaults: true });
+  const registry = processRegistry('serve', { defaults: metricsServed(config.metrics) });
   webMetrics();
   icapMetrics();
   directoryMetrics();

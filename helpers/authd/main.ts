@@ -43,7 +43,7 @@ import { directoryPasswordPath } from '../../lib/store/directory-settings-store.
 import { authdProcessMetrics } from '../../lib/metrics/authd.ts';
 import { directoryMetrics } from '../../lib/metrics/directory.ts';
 import { countedHandlers, lookupMetrics, type LookupKind } from '../../lib/metrics/lookups.ts';
-import { processRegistry } from '../../lib/metrics/registry.ts';
+import { metricsServed, processRegistry } from '../../lib/metrics/registry.ts';
 import { seamlessMetrics } from '../../lib/metrics/seamless.ts';
 import { storeMetrics } from '../../lib/metrics/store.ts';
 import { openDatabase } from '../../lib/store/database.ts';
@@ -102,7 +102,8 @@ const watchdogUsec = watchdogUsecOf(process.env, process.pid);
 delete process.env.WATCHDOG_USEC;
 delete process.env.WATCHDOG_PID;
 // This process's metrics, read by serve through <stateDir>/authd-metrics.sock (docs/metrics.md).
-const registry = processRegistry('authd', { defaults: true });
+const metricsOn = metricsServed(config.metrics);
+const registry = processRegistry('authd', { defaults: metricsOn });
 lookupMetrics();
 authdProcessMetrics();
 directoryMetrics();
@@ -250,14 +251,12 @@ if (shared !== undefined) {
 }
 const listener = await listenHelperSockets(sockets, log, ownFiles);
 // Metrics are not worth failing authd over: without the socket, serve's scrape says doorman_authd_up 0.
-const metricsSocket: MetricsSocket | undefined = await serveMetricsSocket(
-  metricsSocketPath(stateDir),
-  registry,
-  log,
-).catch((error: unknown) => {
-  log(`metrics: cannot listen: ${error instanceof Error ? error.message : String(error)}`);
-  return undefined;
-});
+const metricsSocket: MetricsSocket | undefined = !metricsOn
+  ? undefined
+  : await serveMetricsSocket(metricsSocketPath(stateDir), registry, log).catch((error: unknown) => {
+      log(`metrics: cannot listen: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    });
 
 await untilAnswered();
 if (ownFiles && inherited !== undefined) writePidFile(pidFile, process.pid);

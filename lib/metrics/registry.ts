@@ -21,6 +21,14 @@ const MISNAMED_DEFAULTS = [
 let current = new Registry();
 let generation = 0;
 
+/**
+ * Whether anything will scrape: a listener of its own or a token for the web app's. Off, the processes still
+ * count (a few additions), but do not sample memory, CPU and the event loop, and authd opens no socket for it.
+ */
+export function metricsServed(metrics: { listen: unknown; tokenFile: unknown }): boolean {
+  return metrics.listen !== null || metrics.tokenFile !== null;
+}
+
 /** The registry this process's metrics go to now. */
 export function metricsRegistry(): Registry {
   return current;

@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,9 +136,11 @@ describe('metrics by default', () => {
     await plain?.stop();
   });
 
-  it('are not served on the public listener', async () => {
+  it('are not served on the public listener, and authd opens no socket for them', async () => {
     const res = await http(`${plain.doormanUrl}metrics`);
     expect(res.status).toBe(404);
     expect(res.body).not.toContain('doorman_');
+    expect(existsSync(join(plain.dir, 'state', 'authd-metrics.sock'))).toBe(false);
+    expect(existsSync(join(lab.dir, 'state', 'authd-metrics.sock'))).toBe(true);
   });
 });
