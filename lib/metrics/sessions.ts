@@ -27,6 +27,11 @@ const sessions = family((registry) => {
     labelNames: ['source', 'reason'],
     registers: [registry],
   });
+  const byAdmin = new Counter({
+    name: 'doorman_sessions_ended_by_admin_total',
+    help: 'Sessions ended by an administrator: on the Sessions screen (one, or all of a user) or by Clear current sessions.',
+    registers: [registry],
+  });
   const purged = new Counter({
     name: 'doorman_sessions_expired_total',
     help: 'Sessions past their hard end removed from the store by the hourly purge (on a several-box site, by whichever box purged them).',
@@ -49,7 +54,7 @@ const sessions = family((registry) => {
     logins.inc({ source }, 0);
     for (const reason of SESSION_END_REASONS) ends.inc({ source, reason }, 0);
   }
-  return { logins, ends, purged };
+  return { logins, ends, byAdmin, purged };
 });
 
 export function countLogin(source: SessionSource): void {
@@ -58,6 +63,10 @@ export function countLogin(source: SessionSource): void {
 
 export function countSessionEnd(source: SessionSource, reason: SessionEndReason): void {
   sessions().ends.inc({ source, reason });
+}
+
+export function countEndedByAdmin(ended: number): void {
+  sessions().byAdmin.inc(ended);
 }
 
 export function countExpired(purged: number): void {

@@ -24,6 +24,7 @@ import { PORTAL_FIELDS, portalFormProblems, portalSettingsToForm, readPortalForm
 import { adminOf } from './session.ts';
 import { deviceGroupPage } from './views/device-group.ts';
 import { describeChanges, portalPage, type PortalView } from './views/portal.ts';
+import { countEndedByAdmin } from '../../lib/metrics/sessions.ts';
 
 type Ctx = ParameterizedContext<PortalState>;
 
@@ -101,6 +102,7 @@ export function portalScreen(route: AddRoute, context: ScreenContext, admin: Por
         address: requestAddress(ctx),
         detail: { sources: PORTAL_SESSION_SOURCES },
       });
+      countEndedByAdmin(ended);
       log(`admin: ${who(ctx)} cleared the current portal sessions: ${ended} ended`);
       page(ctx, 200, { outcome: { kind: 'cleared', ended } });
     }),

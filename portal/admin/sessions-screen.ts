@@ -10,6 +10,7 @@ import type { ScreenContext } from './portal-screen.ts';
 import { BUTTON_MAX_BYTES, chromeOf, postSteps, sendPage, whoOf } from './screen.ts';
 import { keyOf, readSearch, SEARCH_FIELDS, type SearchValues } from './sessions-form.ts';
 import { sessionsPage, type SessionsOutcome } from './views/sessions.ts';
+import { countEndedByAdmin } from '../../lib/metrics/sessions.ts';
 
 type Ctx = ParameterizedContext<PortalState>;
 
@@ -80,6 +81,7 @@ export function sessionsScreen(route: AddRoute, context: ScreenContext, sessions
           : { kind: 'session.ended', actor: adminActor(ctx), user: session.username, ...at(ctx, key) },
       );
       if (ended === undefined) return page(ctx, 404, searchOf(ctx), { kind: 'not-found', key: key.value });
+      countEndedByAdmin(1);
       log(`admin: ${whoOf(ctx)} ended the session of ${showValue(ended.username)} on ${key.value}`);
       page(ctx, 200, searchOf(ctx), { kind: 'ended', session: ended });
     }),
@@ -100,6 +102,7 @@ export function sessionsScreen(route: AddRoute, context: ScreenContext, sessions
           address: requestAddress(ctx),
           detail: { allOfUser: true },
         });
+        countEndedByAdmin(ended);
         log(`admin: ${whoOf(ctx)} ended the ${ended} sessions of ${showValue(username)}`);
         page(ctx, 200, searchOf(ctx), { kind: 'ended-user', username, ended });
       },
