@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
+import { processMetrics } from './process.ts';
 
 /**
  * Where metrics are kept: one prom-client Registry per Doorman process or thread (serve, each ICAP worker
@@ -12,18 +13,12 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 export const METRICS_PROCESSES = ['serve', 'authd', 'icap'] as const;
 export type MetricsProcess = (typeof METRICS_PROCESSES)[number];
 
-const MISNAMED_DEFAULTS = [
-  'nodejs_active_handles_total',
-  'nodejs_active_requests_total',
-  'nodejs_active_resources_total',
-];
-
 let current = new Registry();
 let generation = 0;
 
 /**
  * Whether anything will scrape: a listener of its own or a token for the web app's. Off, the processes still
- * count (a few additions), but do not sample memory, CPU and the event loop, and authd opens no socket for it.
+ * count (a few additions), and authd opens no socket for it.
  */
 export function metricsServed(metrics: { listen: unknown; tokenFile: unknown }): boolean {
   return metrics.listen !== null || metrics.tokenFile !== null;
@@ -42,17 +37,12 @@ export function useMetricsRegistry(registry: Registry): Registry {
 }
 
 /**
- * A registry for this process, made current. `defaults`: prom-client's process metrics (memory, CPU, event
- * loop lag, heap), labelled with the process; not in an ICAP thread, whose process is serve's (its memory is
- * serve's process's).
+ * A registry for this process, made current. `defaults`: its memory and CPU (process.ts), labelled with the
+ * process; not in an ICAP thread, whose process is serve's.
  */
 export function processRegistry(process: MetricsProcess, options: { defaults: boolean }): Registry {
   const registry = new Registry();
-  if (options.defaults) {
-    collectDefaultMetrics({ register: registry, labels: { process } });
-    // Gauges named like counters (promtool's lint refuses them), and of little use to on-call.
-    for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
-  }
+  if (options.defaults) processMetrics(registry, process);
   return useMetricsRegistry(registry);
 }
 
