@@ -1,4 +1,5 @@
 import { askAuthd, type AskResult } from '../helpers/authd/ask.ts';
+import { formatExplainLookup } from '../lib/helper-protocol/explain-lookup.ts';
 import { decidePortal } from '../icap-server/decision.ts';
 import type { Clock } from '../lib/clock.ts';
 import { dbPath } from '../lib/config/load.ts';
@@ -123,7 +124,7 @@ async function authdFact(
   deadlineMs: number,
 ): Promise<AuthdFact> {
   const asked = `${ip} ${mac !== undefined && !ip.includes(':') ? mac : '-'}`;
-  const answer = await ask(socket, `0 ${asked}\n`, deadlineMs);
+  const answer = await ask(socket, formatExplainLookup('0', asked), deadlineMs);
   if (!answer.ok) return { kind: 'unreachable', reason: answer.reason, detail: answer.detail, socket };
   const reply = parseReply(answer.answer, true);
   if (reply === undefined)

@@ -3,6 +3,7 @@ import { bh, err, ok, type HelperReply, type HelperRequest } from '../lib/helper
 import { normaliseIp } from '../lib/net/address.ts';
 import { classifyMac } from '../lib/net/mac-class.ts';
 import type { Session, SessionKey } from '../lib/store/session-store.ts';
+import { explainLookupOf } from '../lib/helper-protocol/explain-lookup.ts';
 import { PROBE_ADDRESS } from './authd/probe.ts';
 
 /**
@@ -97,7 +98,11 @@ export class SessionLookup {
   }
 
   handle(request: HelperRequest): HelperReply {
-    const [ipField, macField] = request.fields;
+    // `doorman explain` asks as Squid would, after a word no Squid line starts with (lib/helper-protocol/
+    // explain-lookup.ts): the same answer, but nothing recorded, so a diagnosis neither keeps an idle session
+    // alive nor shows on the admin's Home screen as Squid's last lookup.
+    const asked = explainLookupOf(request);
+    const [ipField, macField] = asked ?? request.fields;
     if (ipField === undefined) return bh('no client address in request (format must start with %SRC)');
     const ip = normaliseIp(ipField);
     if (ip === undefined) return bh(`not an IP address: ${JSON.stringify(ipField.slice(0, 64))}`);
@@ -113,6 +118,7 @@ export class SessionLookup {
     const found =
       (anotherDevice ? undefined : byIp) ??
       (squidMac === undefined ? undefined : this.#live({ kind: 'mac', value: squidMac }, now));
+    if (asked !== undefined) return found === undefined ? err() : ok([['user', found.username]]);
     if (found === undefined) {
       this.#last = { at: now, ip, answer: 'ERR' };
       return err();

@@ -56,6 +56,7 @@ import { listenHelperSockets, makeRunDir, type ConnectionHandler, type HelperSoc
 import { metricsSocketPath, serveMetricsSocket, type MetricsSocket } from './metrics-socket.ts';
 import { pidFilePath, removePidFile, writePidFile } from './pid-file.ts';
 import { PROBE_ADDRESS, PROBE_LINE } from './probe.ts';
+import { EXPLAIN_LOOKUP_WORD } from '../../lib/helper-protocol/explain-lookup.ts';
 import type { SeamlessService } from './seamless-service.ts';
 import { LastSeamlessResults } from '../../lib/seamless/last-results.ts';
 import { withSeamlessQuery } from './seamless-query.ts';
@@ -115,8 +116,11 @@ seamlessMetrics(() => {
 });
 /** Each answer counted under its kind (lib/metrics/lookups.ts). */
 const counted = (kind: LookupKind, handlers: HelperHandlers): HelperHandlers =>
-  // serve's probe (supervisor.ts, every second) is not Squid's lookup.
-  countedHandlers(kind, handlers, (request) => request.fields[0] === PROBE_ADDRESS);
+  // serve's probe (supervisor.ts, every second) and explain's lookups are not Squid's.
+  countedHandlers(kind, handlers, (request) => {
+    const first = request.fields[0];
+    return first === PROBE_ADDRESS || first === EXPLAIN_LOOKUP_WORD;
+  });
 
 // Root gives up root before anything is opened (as serve does); systemd's User= has done it already.
 dropPrivileges(config);

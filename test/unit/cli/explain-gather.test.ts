@@ -1,3 +1,4 @@
+import { EXPLAIN_LOOKUP_WORD } from '../../../lib/helper-protocol/explain-lookup.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatherFacts, type GatherDeps } from '../../../cli/explain-gather.ts';
 import type { AskResult } from '../../../helpers/authd/ask.ts';
@@ -37,7 +38,9 @@ function setUp(answers: Record<string, AskResult>, config: ConfigInput = {}) {
       Promise.resolve({ ok: true, ip, mac: MAC, locallyAdministered: false, source: 'neighbour-table' }),
     ask: (socket, line) => {
       asked.push(`${socket} ${line}`);
-      const word = line.split(' ')[1] ?? '';
+      // The address, or the query's word (seamless-last).
+      const [, first = '', second = ''] = line.split(' ');
+      const word = first === EXPLAIN_LOOKUP_WORD ? second : first;
       return Promise.resolve(answers[word] ?? { ok: true, ms: 1, answer: '0 ERR' });
     },
   };
@@ -50,8 +53,8 @@ describe('gatherFacts', () => {
     const v4 = await gatherFacts({ ip: '10.0.0.5', mac: undefined }, deps);
     await gatherFacts({ ip: '2001:db8::5', mac: undefined }, deps);
     expect(asked).toEqual([
-      `/srv/doorman/run/session.sock 0 10.0.0.5 ${MAC}\n`,
-      '/srv/doorman/run/session.sock 0 2001:db8::5 -\n',
+      `/srv/doorman/run/session.sock 0 explain-lookup 10.0.0.5 ${MAC}\n`,
+      '/srv/doorman/run/session.sock 0 explain-lookup 2001:db8::5 -\n',
     ]);
     expect(v4.mac).toEqual({ kind: 'found', mac: MAC, source: 'neighbour-table' });
     expect(v4.authd).toMatchObject({ kind: 'answered', result: 'ERR', asked: `10.0.0.5 ${MAC}` });

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { lastLookupOf, PROBE_ADDRESS } from '../../../helpers/authd/probe.ts';
 import { SessionLookup } from '../../../helpers/session-lookup.ts';
 import { ManualClock } from '../../../lib/clock.ts';
+import { EXPLAIN_LOOKUP_WORD } from '../../../lib/helper-protocol/explain-lookup.ts';
 import { formatReply, parseRequest } from '../../../lib/helper-protocol/message.ts';
 import {
   bindingIdleMs,
@@ -227,6 +228,27 @@ describe('expiry and the cache', () => {
       lookup.flushSeen();
     }
     expect(find).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe("doorman explain's lookup", () => {
+  const explained = (src: string, eui = '-'): string => {
+    lookup.refresh();
+    return line(lookup.handle(request(EXPLAIN_LOOKUP_WORD, src, [eui])));
+  };
+
+  it("answers what Squid would be told, and records nothing: no last seen, not Squid's last lookup", () => {
+    portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    expect(ask('10.0.0.6')).toBe('ERR');
+    const squidAt = clock.now();
+    clock.advance(5000);
+    expect(explained('10.0.0.5')).toBe('OK user=alice');
+    expect(explained('10.0.0.7')).toBe('ERR');
+    expect(lastLookupOf(`0 ${ask(PROBE_ADDRESS)}`)).toEqual({ at: squidAt, ip: '10.0.0.6', answer: 'ERR' });
+    const touch = vi.spyOn(store, 'touch');
+    lookup.flushSeen();
+    expect(touch).not.toHaveBeenCalled();
+    expect(lastSeen(ip('10.0.0.5'))).toBe(T0);
   });
 });
 
