@@ -1,4 +1,5 @@
 import { userInfo } from 'node:os';
+import { countExpiries } from '../lib/metrics/sessions.ts';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { AuditInput } from '../lib/audit/event.ts';
 import { auditSinks, type AuditSink } from '../lib/audit/sink.ts';
@@ -119,7 +120,11 @@ export async function openStores(
     store = await openStore(loaded.config, db, {
       applicationName: 'doorman-cli',
       ...options,
-      ...(auditSink === undefined ? {} : { ship: (records) => auditSink.ship(records) }),
+      // Committed events: the expiries counted (lib/metrics/sessions.ts), all shipped to the sinks if any.
+      ship: (records) => {
+        countExpiries(records);
+        auditSink?.ship(records);
+      },
     });
   } catch (error) {
     db.close();

@@ -33,7 +33,6 @@ import { probeAuthd } from '../../helpers/authd/probe.ts';
 import { helperSocket } from '../../lib/seamless/paths.ts';
 import type { HomeProbes } from '../../portal/admin/home-checks.ts';
 import { hostPort, startMetrics, type ServeMetrics } from '../serve-metrics.ts';
-import { countExpired } from '../../lib/metrics/sessions.ts';
 import { resumeAtStart, startPrivilegedSeamless } from '../../lib/seamless/privileged.ts';
 import {
   type Command,
@@ -322,10 +321,7 @@ export const serveCommand: Command = {
       const state = portal.get();
       if (!state.ok) return;
       state.value.stores.sessions.purgeExpired().then(
-        (purged) => {
-          countExpired(purged);
-          if (purged > 0) log(`purged ${purged} ended sessions`);
-        },
+        (purged) => purged > 0 && log(`purged ${purged} ended sessions`),
         (error: unknown) => log(`purging ended sessions failed, tried again in an hour: ${String(error)}`),
       );
       state.value.stores.audit.purge(systemClock.now() - retentionMs).then(

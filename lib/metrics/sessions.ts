@@ -1,4 +1,5 @@
 import { Counter, Gauge } from 'prom-client';
+import type { AuditRecord, ExpiryReason } from '../audit/event.ts';
 import { SessionSources, type SessionSource } from '../store/session-store.ts';
 import { family } from './registry.ts';
 
@@ -8,6 +9,7 @@ import { family } from './registry.ts';
  */
 export const SESSION_END_REASONS = ['logout', 'replaced'] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
+const EXPIRY_REASONS: readonly ExpiryReason[] = ['idle', 'hard', 'date'];
 
 /** Live sessions of a source, as the store counts them now; undefined while serve has no store open. */
 export type LiveSessionCount = (source: SessionSource) => number | undefined;
@@ -34,7 +36,8 @@ const sessions = family((registry) => {
   });
   const purged = new Counter({
     name: 'doorman_sessions_expired_total',
-    help: 'Sessions past their hard end removed from the store by the hourly purge (on a several-box site, by whichever box purged them).',
+    help: 'Sessions ended by time, by source and reason (idle: unseen past the idle limit; hard: past the hard end; date: a registration past its clear date), counted when the hourly purge removes them (on a several-box site, by whichever box removed them).',
+    labelNames: ['source', 'reason'],
     registers: [registry],
   });
   new Gauge({
@@ -53,6 +56,7 @@ const sessions = family((registry) => {
   for (const source of SessionSources) {
     logins.inc({ source }, 0);
     for (const reason of SESSION_END_REASONS) ends.inc({ source, reason }, 0);
+    for (const reason of EXPIRY_REASONS) purged.inc({ source, reason }, 0);
   }
   return { logins, ends, byAdmin, purged };
 });
@@ -69,8 +73,19 @@ export function countEndedByAdmin(ended: number): void {
   sessions().byAdmin.inc(ended);
 }
 
-export function countExpired(purged: number): void {
-  sessions().purged.inc(purged);
+/**
+ * Expiries, from the committed audit events the purge wrote (lib/audit/expiry.ts): one source of truth for
+ * the trail and the counter. Only known sources and reasons become labels.
+ */
+export function countExpiries(records: readonly AuditRecord[]): void {
+  for (const record of records) {
+    if (record.kind !== 'session.expired') continue;
+    const { source, reason } = record.detail;
+    const knownSource = SessionSources.find((s) => s === source);
+    const knownReason = EXPIRY_REASONS.find((r) => r === reason);
+    if (knownSource !== undefined && knownReason !== undefined)
+      sessions().purged.inc({ source: knownSource, reason: knownReason });
+  }
 }
 
 /** Where the live sessions are counted from (serve's store, once open). */
