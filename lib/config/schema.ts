@@ -3,7 +3,7 @@ import { normaliseIp } from '../net/address.ts';
 import { hasPasswordParameter, hasUserinfoPassword } from './postgres-url.ts';
 
 /**
- * The one configuration document. Every field has a documented default (see README, "Configuration"), so a
+ * The one configuration document. Every field has a documented default (docs/configuration.md), so a
  * Doorman with no file runs on loopback; a value that is present but wrong is an error, never replaced by
  * the default, and an unknown key is an error too (a typo must not pass as "unset").
  */

@@ -6,7 +6,7 @@ import type { Config } from '../../../../lib/config/schema.ts';
 import { useTempDir } from '../../../support/temp-dir.ts';
 import { thrown } from '../../../support/thrown.ts';
 
-/** The documented defaults (README, "Configuration"), spelled out so a changed default fails here. */
+/** The documented defaults (docs/configuration.md), spelled out so a changed default fails here. */
 const DEFAULTS: Config = {
   baseUrl: 'http://127.0.0.1:8180/',
   listen: [{ host: '127.0.0.1', port: 8180 }],

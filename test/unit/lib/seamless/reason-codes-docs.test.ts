@@ -4,14 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { KerberosRejectCodes } from '../../../../lib/seamless/handshake.ts';
 import { TokenErrorCodes } from '../../../../lib/seamless/spnego.ts';
 
-/** The README's seamless section: what an administrator reads to make sense of cache.log. */
-const section = (() => {
-  const readme = readFileSync(join(import.meta.dirname, '..', '..', '..', '..', 'README.md'), 'utf8');
-  const start = readme.indexOf('## Seamless authentication');
-  return readme.slice(start, readme.indexOf('\n## ', start + 1));
-})();
+/** The seamless sign-on page: what an administrator reads to make sense of cache.log. */
+const section = readFileSync(
+  join(import.meta.dirname, '..', '..', '..', '..', 'docs', 'seamless.md'),
+  'utf8',
+);
 
-describe("the README's reason codes agree with what cache.log shows", () => {
+describe("docs/seamless.md's reason codes agree with what cache.log shows", () => {
   it.each([...KerberosRejectCodes])('names the Kerberos refusal %s', (code) => {
     expect(section).toContain(`\`${code}\``);
   });
