@@ -175,7 +175,7 @@ export function generateInclude(config: Config, runtime: Runtime, options: Inclu
     `request_header_add ${PROXY_CLIENT_HEADER} "${proxyKey(runtime.proxyKey)} %>a" ${names.site} ${names.toProxy}`,
     `always_direct allow ${names.site}`,
     '',
-    "# Squid's native format, with the user as Doorman's helpers named it, URL-escaped (see the README):",
+    "# Squid's native format, with the user as Doorman's helpers named it, URL-escaped (see docs/security.md):",
     `logformat ${names.logFormat} %ts.%03tu %6tr %>a %Ss/%03>Hs %<st %rm %ru ${USER_FORMAT} %Sh/%<a %mt`,
     ...(options.accessLog === undefined
       ? []
@@ -294,7 +294,7 @@ function portalDefinitions(portal: PortalOptions, key: string): string[] {
  * and external ACLs see no client at step 1 (the helper gets "::" and "-"), so the decision waits for step 2:
  * peek at the ClientHello first. Bumping at step 2 makes Squid connect to the origin and mimic its
  * certificate before answering (with the origin down the client gets Squid's 503, not the portal): accepted,
- * see the README ("Intercepting clients"). Refusing mints nothing (no certificate helper, no cert DB), but
+ * see docs/captive-portal.md ("HTTPS (optional)"). Refusing mints nothing (no certificate helper, no cert DB), but
  * Squid wants a certificate on every ssl-bump port all the same: the CA's, never shown to a client.
  */
 function httpsDefinitions(https: HttpsInterceptOptions): string[] {

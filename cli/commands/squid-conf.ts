@@ -40,10 +40,10 @@ it in /etc/squid/conf.d/doorman.conf (Debian includes that directory before its 
 reads its configuration as root):
   (umask 077; doorman squid-conf > /etc/squid/conf.d/doorman.conf)
 
-With --init-tls (as root), make what squid.intercept.httpsPort needs: Doorman's CA (<stateDir>/ssl-bump-ca.pem,
-key and certificate, 0600; <stateDir>/ssl-bump-ca.crt is the certificate clients must trust) unless
-squid.intercept.tls.caFile names yours, and the cert DB of security_file_certgen (mode bump), owned by
-serviceUser. Existing files are kept.
+With --init-tls (as root), make what squid.intercept.httpsPort needs: Doorman's CA
+(<stateDir>-tls/ssl-bump-ca.pem, key and certificate, 0600; <stateDir>-tls/ssl-bump-ca.crt is the certificate
+clients must trust) unless squid.intercept.tls.caFile names yours, and the cert DB of security_file_certgen
+(mode bump), owned by serviceUser. Existing files are kept.
 
 With --standalone, write DIR/doorman.conf and a complete DIR/squid.conf for a Squid instance of Doorman's own
 (quick start, tests): run it with "squid -N -f DIR/squid.conf". Nothing outside DIR is touched.

@@ -36,7 +36,7 @@ const S_ISVTX = 0o1000;
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = constants;
 
 const unsafe = (path: string, why: string): DoormanError =>
-  new DoormanError('UNSAFE_PATH', `${path} ${why}; root will not use it (see the README's Security section)`);
+  new DoormanError('UNSAFE_PATH', `${path} ${why}; root will not use it (see docs/security.md)`);
 
 const describeOwner = (stats: Stats): string =>
   `owner uid ${stats.uid}, mode ${(stats.mode & 0o7777).toString(8).padStart(4, '0')}`;

@@ -5,7 +5,7 @@ import { httpKeytabPath } from './samba-config.ts';
 /**
  * Where seamless authentication keeps its files. What root manages (Samba's configuration and private state,
  * the keytab, winbind's privileged pipe) is in `sambaDir`, a root-owned directory outside stateDir: stateDir
- * belongs to the service user, who could plant links there or rename what root made (README, Security). Only
+ * belongs to the service user, who could plant links there or rename what root made (docs/security.md). Only
  * the replay cache, the acceptor's own, stays in stateDir. The directories inside sambaDir are the ones
  * samba-config.ts writes into smb.conf (private, lock, state, cache, run, log): keep the two in step.
  */

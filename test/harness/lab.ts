@@ -29,12 +29,14 @@ const DOORMAN = join(ROOT, 'bin', 'doorman');
  */
 export function requireSystem(): void {
   if (process.getuid?.() !== 0)
-    throw new Error('integration tests run as root (Squid and its helper user); see README');
+    throw new Error('integration tests run as root (Squid and its helper user); see docs/development.md');
   for (const tool of ['squid', 'setpriv']) {
     try {
       execFileSync('sh', ['-c', `command -v ${tool}`]);
     } catch {
-      throw new Error(`${tool} is not installed: run .ci/install-system (see README)`);
+      throw new Error(
+        `${tool} is not installed: run scripts/install-system.sh test (see docs/development.md)`,
+      );
     }
   }
   try {

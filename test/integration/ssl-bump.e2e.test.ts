@@ -285,7 +285,7 @@ describe('ssl-bump (squid.intercept.tls.mode bump)', () => {
     expect(asked.filter((a) => a.startsWith('CONNECT'))).toEqual([]);
   });
 
-  it('bumping at step 2 contacts the origin first (to mimic its certificate): accepted, see the README', async () => {
+  it('bumping at step 2 contacts the origin first (to mimic its certificate): accepted, see docs/captive-portal.md', async () => {
     const before = originConnections();
     expect((await fetchFrom(stranger, doormanCaCert, `${URL}&again`)).status).toBe('302');
     expect(originConnections()).toBeGreaterThan(before);

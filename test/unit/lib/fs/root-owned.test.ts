@@ -44,7 +44,7 @@ describe('trustedDirectoryPath', () => {
     mkdirSync(theirs, { mode: 0o700 });
     chownSync(theirs, NOBODY, NOBODY);
     expect(codeAndMessage(thrown(() => trustedDirectoryPath(join(theirs, 'samba'))))).toBe(
-      `UNSAFE_PATH: ${theirs} is not root's (owner uid ${NOBODY}, mode 0700); root will not use it (see the README's Security section)`,
+      `UNSAFE_PATH: ${theirs} is not root's (owner uid ${NOBODY}, mode 0700); root will not use it (see docs/security.md)`,
     );
     const open = join(tmp.dir, 'open');
     mkdirSync(open);
