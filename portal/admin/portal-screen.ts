@@ -2,7 +2,7 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import { settingsChanges } from '../../lib/audit/changes.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
-import { DEFAULT_PORTAL_SETTINGS, localDate } from '../../lib/portal/settings.ts';
+import { DEFAULT_PORTAL_SETTINGS, type DeviceGroup, localDate } from '../../lib/portal/settings.ts';
 import { DeviceGroupInputError } from '../../lib/store/device-group-store.ts';
 import { PORTAL_SESSION_SOURCES } from '../../lib/store/portal-settings-store.ts';
 import { adminActor, requestAddress, type RequestAudit } from '../audit.ts';
@@ -113,6 +113,7 @@ export function portalScreen(route: AddRoute, context: ScreenContext, admin: Por
       try {
         const group = await admin.deviceGroups.create(form.input);
         log(`admin: ${who(ctx)} added the Device Group ${showValue(group.name)}`);
+        await groupSaved(ctx, 'added', undefined, group);
         page(ctx, 200, { outcome: { kind: 'group-added', name: group.name } });
       } catch (error) {
         if (!(error instanceof DeviceGroupInputError)) throw error;
@@ -135,8 +136,10 @@ export function portalScreen(route: AddRoute, context: ScreenContext, admin: Por
       const id = groupIdOf(ctx);
       const form = readDeviceGroupForm(paramsOf(ctx));
       try {
+        const before = admin.deviceGroups.get(id);
         const group = await admin.deviceGroups.update(id, form.input);
         log(`admin: ${who(ctx)} changed the Device Group ${showValue(group.name)}`);
+        await groupSaved(ctx, 'changed', before, group);
         page(ctx, 200, {
           outcome: { kind: 'group-saved', name: group.name, endedSessions: group.endedSessions },
         });
@@ -156,15 +159,40 @@ export function portalScreen(route: AddRoute, context: ScreenContext, admin: Por
   route('/admin/portal/groups/:id/remove', {
     POST: post(BUTTON_MAX_BYTES, [], async function removeGroup(ctx) {
       const id = groupIdOf(ctx);
+      const before = admin.deviceGroups.get(id);
       const group = await admin.deviceGroups.remove(id).catch((error: unknown) => {
         throw isNotFound(error) ? noSuchGroup(id) : error;
       });
       log(`admin: ${who(ctx)} removed the Device Group ${showValue(group.name)}`);
+      await groupSaved(ctx, 'removed', before ?? group, undefined);
       page(ctx, 200, {
         outcome: { kind: 'group-removed', name: group.name, endedSessions: group.endedSessions },
       });
     }),
   });
+
+  /**
+   * A Device Group decides who the portal admits, as the settings do: each add, change and removal is a
+   * settings.saved with the group's name and its fields before and after (its id is the store's, not a setting).
+   * The networks as one line: the trail keeps strings (capped), a list that deep only as its length.
+   */
+  function groupSaved(
+    ctx: Ctx,
+    action: 'added' | 'changed' | 'removed',
+    before: DeviceGroup | undefined,
+    after: DeviceGroup | undefined,
+  ): Promise<void> {
+    const fields = (group: DeviceGroup | undefined) =>
+      group === undefined
+        ? undefined
+        : { name: group.name, cidrs: group.cidrs.join(' '), active: group.active };
+    return context.audit.admin(ctx, 'settings.saved', {
+      settings: 'device-group',
+      action,
+      group: (after ?? before)?.name,
+      changes: settingsChanges(fields(before), fields(after) ?? {}),
+    });
+  }
 
   function groupPage(
     ctx: Ctx,

@@ -58,6 +58,60 @@ describe('the admin screens record their actions', () => {
     expect(JSON.stringify(p.shipped)).not.toContain('hunter2');
     expect(p.shipped.map((r) => r.kind)).toEqual(events.map((e) => e.kind));
   });
+  it('a Device Group added, changed and removed: settings.saved with the group and what changed', async () => {
+    const p = (portal = await startAdminPortal());
+    const b = p.browser('127.0.0.5');
+    expect((await b.signIn()).status).toBe(303);
+    const csrf = csrfOf(await b.get('/admin/portal'));
+    const form = { csrf, name: 'Guests', cidrs: '10.20.0.0/16', active: 'on' };
+    expect((await b.post('/admin/portal/groups', form)).status).toBe(200);
+    const [group] = p.deviceGroups.list();
+    if (group === undefined) throw new Error('not added');
+    const edited = { csrf, name: 'Visitors', cidrs: '10.20.0.0/16' };
+    expect((await b.post(`/admin/portal/groups/${group.id}`, edited)).status).toBe(200);
+    expect((await b.post(`/admin/portal/groups/${group.id}/remove`, { csrf })).status).toBe(200);
+    const saved = (await eventsOf(p)).filter((e) => e.kind === 'settings.saved');
+    expect(saved.map((e) => [e.actor, e.address, e.detail])).toEqual([
+      [
+        'admin:root',
+        '127.0.0.5',
+        {
+          settings: 'device-group',
+          action: 'added',
+          group: 'Guests',
+          changes: {
+            name: { from: null, to: 'Guests' },
+            cidrs: { from: null, to: '10.20.0.0/16' },
+            active: { from: null, to: true },
+          },
+        },
+      ],
+      [
+        'admin:root',
+        '127.0.0.5',
+        {
+          settings: 'device-group',
+          action: 'changed',
+          group: 'Visitors',
+          changes: { name: { from: 'Guests', to: 'Visitors' }, active: { from: true, to: false } },
+        },
+      ],
+      [
+        'admin:root',
+        '127.0.0.5',
+        {
+          settings: 'device-group',
+          action: 'removed',
+          group: 'Visitors',
+          changes: {
+            name: { from: 'Visitors', to: null },
+            cidrs: { from: '10.20.0.0/16', to: null },
+            active: { from: false, to: null },
+          },
+        },
+      ],
+    ]);
+  });
 });
 
 describe('the Audit screen', () => {
