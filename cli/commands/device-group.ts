@@ -1,8 +1,10 @@
+import { deviceGroupChange } from '../../lib/audit/changes.ts';
 import { showValue } from '../../lib/errors.ts';
 import { MAX_GROUP_CIDRS, MAX_GROUP_NAME_LENGTH } from '../../lib/portal/settings.ts';
 import { DeviceGroupInputError } from '../../lib/store/device-group-store.ts';
 import {
   actionOf,
+  CLI_ACTOR,
   type Command,
   CONFIG_HELP,
   CONFIG_OPTION,
@@ -83,6 +85,8 @@ export const deviceGroupCommand: Command = {
 
     const stores = await openStores(configFrom(values.config));
     const store = stores.store.deviceGroups;
+    const saved = (detail: Record<string, unknown>) =>
+      stores.store.audit.record({ kind: 'settings.saved', actor: CLI_ACTOR, detail });
     try {
       if (action === 'list') {
         out(['NAME', 'ACTIVE', 'CIDRS'].join('\t'));
@@ -91,6 +95,7 @@ export const deviceGroupCommand: Command = {
       }
       if (action === 'add') {
         const group = await store.create({ name, cidrs: values.cidr, active: values.inactive !== true });
+        await saved(deviceGroupChange('added', undefined, group));
         out(`added ${describe(group)}`);
         return EXIT.ok;
       }
@@ -101,6 +106,7 @@ export const deviceGroupCommand: Command = {
       }
       if (action === 'remove') {
         const removed = await store.remove(group.id);
+        await saved(deviceGroupChange('removed', group, undefined));
         out(`removed the Device Group ${showValue(group.name)}`);
         out(ended(removed.endedSessions));
         return EXIT.ok;
@@ -110,6 +116,7 @@ export const deviceGroupCommand: Command = {
         ...(values.cidr === undefined ? {} : { cidrs: values.cidr }),
         ...(active === undefined ? {} : { active }),
       });
+      await saved(deviceGroupChange('changed', group, changed));
       out(`changed ${describe(changed)}`);
       out(ended(changed.endedSessions));
       return EXIT.ok;

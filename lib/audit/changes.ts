@@ -1,3 +1,4 @@
+import type { DeviceGroup } from '../portal/settings.ts';
 import { isSecretName, REDACTED } from './event.ts';
 
 /** One changed field: its value before and after (a secret's are both REDACTED). */
@@ -36,3 +37,26 @@ export function settingsChanges(
 
 const isPlain = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * settings.saved's detail for a Device Group added, changed or removed (the admin screen's and the CLI's): a
+ * group decides who the portal admits, as the settings do. Its name, and its fields before and after; its id
+ * is the store's, not a setting, and its networks are one line (the trail keeps strings, capped; a list that
+ * deep only as its length).
+ */
+export function deviceGroupChange(
+  action: 'added' | 'changed' | 'removed',
+  before: DeviceGroup | undefined,
+  after: DeviceGroup | undefined,
+): Record<string, unknown> {
+  const fields = (group: DeviceGroup | undefined) =>
+    group === undefined
+      ? undefined
+      : { name: group.name, cidrs: group.cidrs.join(' '), active: group.active };
+  return {
+    settings: 'device-group',
+    action,
+    group: (after ?? before)?.name,
+    changes: settingsChanges(fields(before), fields(after) ?? {}),
+  };
+}

@@ -1,8 +1,8 @@
 import type { Middleware, ParameterizedContext } from 'koa';
-import { settingsChanges } from '../../lib/audit/changes.ts';
+import { deviceGroupChange, settingsChanges } from '../../lib/audit/changes.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
-import { DEFAULT_PORTAL_SETTINGS, type DeviceGroup, localDate } from '../../lib/portal/settings.ts';
+import { DEFAULT_PORTAL_SETTINGS, localDate } from '../../lib/portal/settings.ts';
 import { DeviceGroupInputError } from '../../lib/store/device-group-store.ts';
 import { PORTAL_SESSION_SOURCES } from '../../lib/store/portal-settings-store.ts';
 import { adminActor, requestAddress, type RequestAudit } from '../audit.ts';
@@ -113,7 +113,7 @@ export function portalScreen(route: AddRoute, context: ScreenContext, admin: Por
       try {
         const group = await admin.deviceGroups.create(form.input);
         log(`admin: ${who(ctx)} added the Device Group ${showValue(group.name)}`);
-        await groupSaved(ctx, 'added', undefined, group);
+        await context.audit.admin(ctx, 'settings.saved', deviceGroupChange('added', undefined, group));
         page(ctx, 200, { outcome: { kind: 'group-added', name: group.name } });
       } catch (error) {
         if (!(error instanceof DeviceGroupInputError)) throw error;
@@ -139,7 +139,7 @@ export function portalScreen(route: AddRoute, context: ScreenContext, admin: Por
         const before = admin.deviceGroups.get(id);
         const group = await admin.deviceGroups.update(id, form.input);
         log(`admin: ${who(ctx)} changed the Device Group ${showValue(group.name)}`);
-        await groupSaved(ctx, 'changed', before, group);
+        await context.audit.admin(ctx, 'settings.saved', deviceGroupChange('changed', before, group));
         page(ctx, 200, {
           outcome: { kind: 'group-saved', name: group.name, endedSessions: group.endedSessions },
         });
@@ -164,35 +164,16 @@ export function portalScreen(route: AddRoute, context: ScreenContext, admin: Por
         throw isNotFound(error) ? noSuchGroup(id) : error;
       });
       log(`admin: ${who(ctx)} removed the Device Group ${showValue(group.name)}`);
-      await groupSaved(ctx, 'removed', before ?? group, undefined);
+      await context.audit.admin(
+        ctx,
+        'settings.saved',
+        deviceGroupChange('removed', before ?? group, undefined),
+      );
       page(ctx, 200, {
         outcome: { kind: 'group-removed', name: group.name, endedSessions: group.endedSessions },
       });
     }),
   });
-
-  /**
-   * A Device Group decides who the portal admits, as the settings do: each add, change and removal is a
-   * settings.saved with the group's name and its fields before and after (its id is the store's, not a setting).
-   * The networks as one line: the trail keeps strings (capped), a list that deep only as its length.
-   */
-  function groupSaved(
-    ctx: Ctx,
-    action: 'added' | 'changed' | 'removed',
-    before: DeviceGroup | undefined,
-    after: DeviceGroup | undefined,
-  ): Promise<void> {
-    const fields = (group: DeviceGroup | undefined) =>
-      group === undefined
-        ? undefined
-        : { name: group.name, cidrs: group.cidrs.join(' '), active: group.active };
-    return context.audit.admin(ctx, 'settings.saved', {
-      settings: 'device-group',
-      action,
-      group: (after ?? before)?.name,
-      changes: settingsChanges(fields(before), fields(after) ?? {}),
-    });
-  }
 
   function groupPage(
     ctx: Ctx,
