@@ -1,11 +1,13 @@
+import { directoryChange } from '../../lib/audit/changes.ts';
 import { readCapped } from '../../lib/fs/read-capped.ts';
 import { testSettings } from '../../lib/directory/directory.ts';
-import { settingsWarnings } from '../../lib/directory/settings.ts';
+import { type DirectorySettings, settingsWarnings } from '../../lib/directory/settings.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
 import { MAX_BIND_PASSWORD_LENGTH } from '../../lib/store/directory-settings-store.ts';
 import { readFirstLine } from '../read-secret.ts';
 import {
   actionOf,
+  CLI_ACTOR,
   type Command,
   CONFIG_HELP,
   CONFIG_OPTION,
@@ -14,6 +16,7 @@ import {
   openStores,
   out,
   parse,
+  type Stores,
   UsageError,
 } from '../command.ts';
 
@@ -132,11 +135,17 @@ export const directoryCommand: Command = {
         out(`Found ${tested.groupCount} user group${tested.groupCount === 1 ? '' : 's'}`);
         return EXIT.ok;
       }
+      const before = settingsInForce(store);
       const result = await store.apply(input, password, { test: (s, p) => testSettings(s, p) });
       if (!result.ok) {
         process.stderr.write(`not applied, the previous settings stay in force:\n${result.message}\n`);
         return EXIT.failed;
       }
+      await stores.store.audit.record({
+        kind: 'settings.saved',
+        actor: CLI_ACTOR,
+        detail: directoryChange(before, result.settings, password !== undefined),
+      });
       for (const warning of settingsWarnings(result.settings)) process.stderr.write(`warning: ${warning}\n`);
       out(result.message);
       return EXIT.ok;
@@ -145,6 +154,16 @@ export const directoryCommand: Command = {
     }
   },
 };
+
+/** The settings applied before this set, for the trail's "from"; none when they cannot be read (set repairs that). */
+function settingsInForce(store: Stores['store']['directory']): DirectorySettings | undefined {
+  try {
+    return store.load()?.settings;
+  } catch (error) {
+    if (error instanceof DoormanError) return undefined;
+    throw error;
+  }
+}
 
 function readCa(file: string): string {
   try {

@@ -1,3 +1,4 @@
+import type { DirectorySettings } from '../directory/settings.ts';
 import type { DeviceGroup } from '../portal/settings.ts';
 import { isSecretName, REDACTED } from './event.ts';
 
@@ -58,5 +59,23 @@ export function deviceGroupChange(
     action,
     group: (after ?? before)?.name,
     changes: settingsChanges(fields(before), fields(after) ?? {}),
+  };
+}
+
+/**
+ * settings.saved's detail for directory settings applied (the admin screen's and `doorman directory set`'s):
+ * what changed, and that a bind password was given (never it: the settings hold none, only this says so).
+ */
+export function directoryChange(
+  before: DirectorySettings | undefined,
+  after: DirectorySettings,
+  passwordGiven: boolean,
+): Record<string, unknown> {
+  return {
+    settings: 'directory',
+    changes: {
+      ...settingsChanges(before, after),
+      ...(passwordGiven ? { bindPassword: { from: REDACTED, to: REDACTED } } : {}),
+    },
   };
 }

@@ -2,7 +2,7 @@ import { Router, type RouterMiddleware } from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config } from '../../lib/config/schema.ts';
-import { settingsChanges } from '../../lib/audit/changes.ts';
+import { directoryChange } from '../../lib/audit/changes.ts';
 import { DoormanError, showValue } from '../../lib/errors.ts';
 import type { AdminRepository, AuditRepository } from '../../lib/store/store.ts';
 import type { RequestAudit } from '../audit.ts';
@@ -324,14 +324,11 @@ function applyDirectory(
     }
     const after = outcome.kind === 'applied' ? readCurrent(directory).current : current;
     if (outcome.kind === 'applied' && after !== undefined) {
-      const changes = settingsChanges(current?.settings, after.settings);
-      await audit.admin(ctx, 'settings.saved', {
-        settings: 'directory',
-        changes: {
-          ...changes,
-          ...(passwordTyped ? { bindPassword: { from: '[redacted]', to: '[redacted]' } } : {}),
-        },
-      });
+      await audit.admin(
+        ctx,
+        'settings.saved',
+        directoryChange(current?.settings, after.settings, passwordTyped),
+      );
     }
     render(ctx, status, {
       paths,
