@@ -244,12 +244,13 @@ function signIn(
     if (created === undefined) {
       limits.failed(ip, user);
       log(`admin: failed sign-in from ${ip}`);
-      // The name typed, which may be no admin's (or a password typed in the wrong field): capped, as typed.
+      // The name typed only when it is an administrator's: any other may be a password typed into the wrong
+      // field (the trail never holds one), and a name no one has tells the trail's reader nothing more.
       await audit.record({
         kind: 'admin.sign-in-failed',
         actor: 'admin:-',
         address: ip,
-        detail: { name: user },
+        detail: { name: store.has(user) ? user : null },
       });
       return again(403, 'Wrong user name or password.');
     }

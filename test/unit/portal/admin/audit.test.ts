@@ -58,6 +58,20 @@ describe('the admin screens record their actions', () => {
     expect(JSON.stringify(p.shipped)).not.toContain('hunter2');
     expect(p.shipped.map((r) => r.kind)).toEqual(events.map((e) => e.kind));
   });
+  it('a failed sign-in keeps the name typed only when it is an administrator’s (else it may be a password)', async () => {
+    const p = (portal = await startAdminPortal());
+    const b = p.browser('127.0.0.5');
+    // The password typed into the name field, and anything into the password field.
+    expect((await b.signIn('Tr0ub4dor&3-in-the-wrong-field', 'x')).status).toBe(403);
+    expect((await b.signIn('root', 'wrong')).status).toBe(403);
+    const failed = (await eventsOf(p)).filter((e) => e.kind === 'admin.sign-in-failed');
+    expect(failed.map((e) => [e.actor, e.address, e.detail])).toEqual([
+      ['admin:-', '127.0.0.5', { name: null }],
+      ['admin:-', '127.0.0.5', { name: 'root' }],
+    ]);
+    expect(JSON.stringify(p.shipped)).not.toContain('Tr0ub4dor');
+  });
+
   it('a Device Group added, changed and removed: settings.saved with the group and what changed', async () => {
     const p = (portal = await startAdminPortal());
     const b = p.browser('127.0.0.5');
