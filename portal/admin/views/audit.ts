@@ -35,13 +35,15 @@ const shownTime = (ms: number): string => new Date(ms).toISOString().replace('T'
 function detailOf(detail: Record<string, unknown>): Html[] {
   return Object.entries(detail).map(([name, value]) => {
     if (name === 'changes' && typeof value === 'object' && value !== null) {
-      const changes = Object.entries(value as Record<string, { from?: unknown; to?: unknown }>);
+      const changes = Object.entries(value as Record<string, { from?: unknown; to?: unknown } | string>);
       if (changes.length === 0) return html`<span>nothing changed</span>`;
-      return html`${changes.map(
-        ([field, change]) =>
-          html`<span
-            >${field}: ${JSON.stringify(change.from ?? null)} → ${JSON.stringify(change.to ?? null)}</span
-          >`,
+      return html`${changes.map(([field, change]) =>
+        // A secret's change is kept as one "[redacted]" (lib/audit/event.ts), not as from and to.
+        typeof change !== 'object' || change === null
+          ? html`<span>${field}: ${String(change)}</span>`
+          : html`<span
+              >${field}: ${JSON.stringify(change.from ?? null)} → ${JSON.stringify(change.to ?? null)}</span
+            >`,
       )}`;
     }
     return html`<span>${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}</span>`;

@@ -225,6 +225,27 @@ describe('the Audit screen', () => {
     expect(xss.text).not.toContain('<script>');
     expect(xss.text).toContain('&lt;script&gt;');
   });
+
+  it('shows a redacted change as redacted, and every recorded value escaped', async () => {
+    const p = (portal = await startAdminPortal());
+    const b = p.browser();
+    await b.signIn();
+    await p.audit.record({
+      kind: 'settings.saved',
+      actor: 'admin:root',
+      user: '<img src=x>\n"admin"',
+      detail: {
+        settings: 'directory',
+        changes: { host: { from: 'a', to: '<b>' }, bindPassword: { from: 'x', to: 'y' } },
+      },
+    });
+    const page = await b.get('/admin/audit?kind=settings.saved');
+    const [row] = rowsOf(page.text);
+    expect(row?.[2]).toBe('&lt;img src=x&gt; &quot;admin&quot;');
+    expect(row?.[6]).toBe(
+      'settings: directory host: &quot;a&quot; → &quot;&lt;b&gt;&quot; bindPassword: [redacted]',
+    );
+  });
 });
 
 describe('the Sessions, API keys and Admins screens record their actions', () => {
