@@ -32,7 +32,8 @@ import type { Store } from '../lib/store/store.ts';
  * the admin screen Explain (given to it by serve). Every outside party is asked with a deadline and its
  * failure becomes a fact ("authd does not answer"), never an exception. Nothing is written: the ICAP decision
  * is asked with a registration check that binds no address, and the seamless query touches no session. The
- * session lookup is Squid's own, so, like any lookup Squid makes, an OK counts as the session being seen.
+ * session lookup is Squid's own after the word explain-lookup, which authd answers without marking the
+ * session seen (lib/helper-protocol/explain-lookup.ts): looking never keeps an idle session alive.
  */
 export interface GatherDeps {
   config: Config;

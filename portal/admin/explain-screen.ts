@@ -22,9 +22,9 @@ const MAX_QUERY = 1024;
 
 /**
  * The Explain screen under {base}admin/explain: a GET form, so an explanation has a URL to share or reload
- * (`?ip=10.0.0.5&mac=`). Looking is all it does: the only side effect is authd's lookup, Squid's own, which
- * counts the session as seen as Squid's do. Only the form's two fields are taken, each at most once; a bad
- * value is answered 400 with the problem at its field and nothing looked up.
+ * (`?ip=10.0.0.5&mac=`). Looking is all it does: authd answers Squid's own lookup but marks nothing seen
+ * (lib/helper-protocol/explain-lookup.ts), so a GET changes no state. Only the form's two fields are taken,
+ * each at most once; a bad value is answered 400 with the problem at its field and nothing looked up.
  */
 export function explainScreen(
   route: AddRoute,
