@@ -115,7 +115,14 @@ function fileWriter(path: string): Writer {
   const reopen = async () => {
     await handle?.close().catch(() => undefined);
     handle = undefined;
-    handle = await open(path, 'a', 0o640);
+    // Created 0640 whatever the umask (the services run under 077), so a SIEM reader in the group can read it.
+    handle = await open(path, 'ax', 0o640).then(
+      async (created) => (await created.chmod(0o640), created),
+      (error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        return open(path, 'a');
+      },
+    );
     inode = (await handle.stat()).ino;
   };
   return {

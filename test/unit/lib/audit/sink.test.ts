@@ -1,7 +1,7 @@
 import { readFileSync, renameSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { auditRecord } from '../../../../lib/audit/event.ts';
 import { auditSinks } from '../../../../lib/audit/sink.ts';
 import { useTempDir } from '../../../support/temp-dir.ts';
@@ -21,7 +21,9 @@ const lines = (path: string) =>
 describe('the audit file sink', () => {
   const tmp = useTempDir('doorman-audit-sink-');
 
-  it('appends JSON lines to a file it creates 0640, and follows a rotation (the path renamed away)', async () => {
+  it("appends JSON lines to a file it creates 0640 (under the services' umask 077 too), and follows a rotation (the path renamed away)", async () => {
+    const umask = process.umask(0o077);
+    onTestFinished(() => void process.umask(umask));
     const path = join(tmp.dir, 'audit.log');
     const logs: string[] = [];
     const sink = auditSinks({ file: path, syslog: false }, { log: (l) => logs.push(l) });
@@ -31,6 +33,7 @@ describe('the audit file sink', () => {
     renameSync(path, `${path}.1`);
     sink?.ship([record('c')]);
     await vi.waitFor(() => expect(lines(path)).toEqual(['c']));
+    expect(statSync(path).mode & 0o777).toBe(0o640);
     expect(lines(`${path}.1`)).toEqual(['a', 'b']);
     await sink?.close();
     expect(logs).toEqual([]);
