@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { applyDirectory } from '../harness/apply-directory.ts';
 import { HelperProcess } from '../harness/helper-process.ts';
 import { ROOT } from '../harness/lab.ts';
@@ -72,7 +72,8 @@ describe('basic-auth helper', () => {
     }
     const limited = await basic.ask(`ERIN ${esc(USER_PASSWORD)} 10.9.2.1`);
     expect(decodeURIComponent(limited)).toMatch(/^ERR message=RATE_LIMITED account="erin" retry_after=\d+s$/);
-    expect(basic.stderr).toMatch(/basic: RATE_LIMITED account="erin"/);
+    // Its log line comes on stderr, a pipe of its own: it may land a moment after the answer.
+    await vi.waitFor(() => expect(basic.stderr).toMatch(/basic: RATE_LIMITED account="erin"/));
     // from her own address she still gets in; Squid's "-" (no address known) counts as none
     expect(await basic.ask(`erin ${esc(USER_PASSWORD)} 10.9.0.1`)).toBe('OK user=erin');
     expect(await basic.ask(`erin ${esc(USER_PASSWORD)} -`)).toMatch(/^ERR message=RATE_LIMITED/);
