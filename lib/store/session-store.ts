@@ -36,6 +36,9 @@ export interface Session {
   mac?: string;
 }
 
+/** Who held a key before a login replaced it: what the login's audit event and counts need of that session. */
+export type Replaced = Pick<Session, 'username' | 'source'>;
+
 export interface StartSession {
   key: SessionKey;
   username: string;
@@ -139,6 +142,7 @@ export class SessionStore {
   readonly #clock: Clock;
   readonly #upsert: Statement;
   readonly #find: Statement;
+  readonly #replaced: Statement;
   readonly #end: Statement;
   readonly #list: Statement;
   readonly #clear: Statement;
@@ -174,6 +178,14 @@ export class SessionStore {
        RETURNING *`,
     );
     this.#find = db.prepare(`SELECT * FROM sessions WHERE key_kind = @kind AND key = @key AND ${LIVE}`);
+    // Two columns as an array, positional: a login pays for this read, and find()'s named binding and whole
+    // row object cost it about as much again.
+    this.#replaced = db
+      .prepare(
+        `SELECT username, source FROM sessions
+         WHERE key_kind = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)`,
+      )
+      .raw();
     this.#end = db.prepare(`DELETE FROM sessions WHERE key_kind = @kind AND key = @key RETURNING *`);
     this.#list = db.prepare(`SELECT * FROM sessions WHERE ${LIVE} ORDER BY key_kind, key`);
     this.#clear = db.prepare(`DELETE FROM sessions`);
@@ -240,6 +252,13 @@ export class SessionStore {
   find(key: SessionKey): Session | undefined {
     const row = this.#find.get({ kind: key.kind, key: key.value, now: this.#clock.now() }) as Row | undefined;
     return row === undefined ? undefined : toSession(row);
+  }
+
+  /** Who holds a live session on a key, if anyone: find() for a login that is about to replace it. */
+  replaced(key: SessionKey): Replaced | undefined {
+    const row = this.#replaced.get(key.kind, key.value, this.#clock.now()) as
+      [string, SessionSource] | undefined;
+    return row === undefined ? undefined : { username: row[0], source: row[1] };
   }
 
   /** End the session on a key. Returns the ended session (live or expired), or undefined if there was none. */

@@ -15,7 +15,7 @@ import { DeviceGroupStore } from './device-group-store.ts';
 import { DirectorySettingsStore } from './directory-settings-store.ts';
 import { type Commits, GroupCommit } from './group-commit.ts';
 import { PortalSettingsStore } from './portal-settings-store.ts';
-import { idleGraceMs, type Session, SessionStore } from './session-store.ts';
+import { idleGraceMs, type Replaced, SessionStore } from './session-store.ts';
 import type {
   AdminRepository,
   ApiKeyRepository,
@@ -140,9 +140,9 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     // one before it, which would open a read snapshot of its own.
     start: (input, audit) => {
       if (typeof audit !== 'function') return audited(() => sessions.start(input), audit);
-      let previous: Session | undefined;
+      let previous: Replaced | undefined;
       return audited(
-        () => ((previous = sessions.find(input.key)), sessions.start(input)),
+        () => ((previous = sessions.replaced(input.key)), sessions.start(input)),
         () => audit(previous),
       );
     },

@@ -8,7 +8,7 @@ import type { ChangedDeviceGroup, DeviceGroupChanges } from './device-group-stor
 import type { AppliedDirectory, ApplyOptions, ApplyResult } from './directory-settings-store.ts';
 import type { PortalSaveResult, PortalSettingsPatch } from './portal-settings-store.ts';
 import type { SessionPage, SessionSearch } from './session-search.ts';
-import type { Session, SessionKey, SessionSource, StartSession } from './session-store.ts';
+import type { Replaced, Session, SessionKey, SessionSource, StartSession } from './session-store.ts';
 
 /**
  * What every box of a site shares, whichever engine holds it: one interface, two implementations (SQLite in
@@ -52,7 +52,7 @@ export interface SessionRepository {
    */
   start(
     input: StartSession,
-    audit?: Audited | ((previous: Session | undefined) => Audited),
+    audit?: Audited | ((previous: Replaced | undefined) => Audited),
   ): Promise<Session>;
   /**
    * A splash-page session, and for a registration from an IPv6 client its address binding too

@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config } from '../../lib/config/schema.ts';
 import type { AuditInput } from '../../lib/audit/event.ts';
-import type { Session } from '../../lib/store/session-store.ts';
+import type { Replaced } from '../../lib/store/session-store.ts';
 import { countLogin, countSessionEnd } from '../../lib/metrics/sessions.ts';
 import type { SessionRepository } from '../../lib/store/store.ts';
 import { apiActor } from '../audit.ts';
@@ -47,7 +47,7 @@ export function login(
     const key = { kind: 'ip', value: ip } as const;
     const actor = apiActor(ctx);
     /** The session this login replaces, as the writing transaction found it (for the metrics). */
-    let replaced: Session | undefined;
+    let replaced: Replaced | undefined;
     // Answered only once committed: the helper can see the session when the client reads "ok". Its audit
     // events are written in the same transaction.
     await sessions.start(
@@ -82,7 +82,7 @@ export function loginEvent(
   actor: string,
   ip: string,
   username: string,
-  before: Session | undefined,
+  before: Replaced | undefined,
 ): AuditInput {
   const login = { actor, user: username, address: ip };
   if (before === undefined || before.username === username) return { kind: 'api.login', ...login };

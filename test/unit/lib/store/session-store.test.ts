@@ -56,6 +56,21 @@ describe('the sessions table', () => {
   });
 });
 
+describe('replaced', () => {
+  it("names whoever find() would find on the key (user and source), nobody on a free or ended one's", () => {
+    const store = new SessionStore(tmp.connect(), clock);
+    store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'portal' });
+    store.start({ key: ip('10.0.0.6'), username: 'bob', source: 'api', expiresAt: T0 + 1000 });
+    expect(store.replaced(ip('10.0.0.5'))).toEqual({ username: 'alice', source: 'portal' });
+    expect(store.replaced(ip('10.0.0.6'))).toEqual({ username: 'bob', source: 'api' });
+    expect(store.replaced(ip('10.0.0.7'))).toBeUndefined();
+    expect(store.replaced({ kind: 'mac', value: '10.0.0.5' })).toBeUndefined();
+    clock.advance(1000);
+    expect(store.find(ip('10.0.0.6'))).toBeUndefined();
+    expect(store.replaced(ip('10.0.0.6'))).toBeUndefined();
+  });
+});
+
 describe('dataVersion', () => {
   it("changes when another handle commits, and not for this handle's own reads or writes", () => {
     const mine = new SessionStore(tmp.connect(), clock);
