@@ -1,36 +1,43 @@
 #!/bin/bash
-# What the metrics cost (issue 16: less than 5 % on the lookup path and the login API), side by side in one run:
-# this checkout ("head") against the commit before the metrics ("base": the parent of the commit that added
-# lib/metrics/registry.ts, or BASE=<rev>), built in a temporary `git worktree` beside it (node_modules shared).
-# Each tree runs its own `doorman serve` (which starts its authd) on a state dir of its own with SESSIONS
-# sessions (bench/lib/make-sessions.ts) and an API key; head has its metrics listener on, and is scraped every
-# second for the whole run (curl, fifteen times Prometheus' default rate). Then, RUNS times, base and head in
-# turn:
+# What the metrics and the audit trail cost together (issue 16: less than 5 % on the lookup path and the login
+# API), side by side in one run: this checkout ("head", metrics listener on, the audit trail on as it always is:
+# one row a login in the login's own transaction) against the commit before both ("base": the parent of the
+# commit that added lib/store/audit-store.ts, which came before lib/metrics/; or BASE=<rev>), built in a
+# temporary `git worktree` beside it (node_modules shared). Each tree runs its own `doorman serve` (which starts
+# its authd) on a state dir of its own with SESSIONS sessions (that tree's bench/lib/make-sessions.ts, so each
+# DB has its own schema) and an API key. Head is scraped every SCRAPE_EVERY s (15: Prometheus' default) for the
+# whole run, and once at the end. Then, RUNS times, base and head in turn:
 #   lookups  the anchors' driver (helper-bench.js, the kit's key scheme: LOOKUPS lookups spread at random over the
 #            SESSIONS keys, INFLIGHT in flight, the keys once as --setup first) through dist/bin/doorman-shim
 #            --concurrent on that tree's authd: what Squid runs
 #   logins   bench/lib/login-load.ts: CONNS keep-alive connections re-logging the preloaded addresses in
-#            X-Doorman-Client from the trusted 127.0.0.1, DURATION s each
+#            X-Doorman-Client from the trusted 127.0.0.1, DURATION s each (head writes an audit row for each)
 # and prints the means side by side with the cost in %: throughput, p99, and the CPU each lookup cost authd and
-# each login cost serve (from /proc; on a busy machine the CPU figures are the ones to read). Last, the counting
-# on its own, in one process where other load falls on both sides alike (bench/lib/lookup-count-cost.ts).
-#   bench/metrics-cost.sh
-# env: RUNS=3 SESSIONS=10000 LOOKUPS=200000 INFLIGHT=100 DURATION=5 CONNS=50 BASE=<rev>
+# each login cost serve (from /proc; on a busy machine the CPU figures are the ones to read). Last, the lookup
+# counting on its own, in one process where other load falls on both sides alike (bench/lib/lookup-count-cost.ts),
+# and the audit row and the counts of a login the same way (bench/lib/login-audit-cost.ts).
+#   bench/observability-cost.sh
+# env: RUNS=3 SESSIONS=10000 LOOKUPS=200000 INFLIGHT=100 DURATION=5 CONNS=50 BASE=<rev> SCRAPE_EVERY=15
 #      PORT_BASE=8192 PORT_HEAD=8193 METRICS_PORT=9479 (head's metrics listener)
+#      PROFILE=1: serve and authd of both trees run under node --cpu-prof (a .cpuprofile each in
+#      $SCRATCH/observability-cost/{base,head}/prof at the end; bench/lib/cpuprofile-top.ts reads them)
 set -euo pipefail
 RUNS=${RUNS:-3}
 . "$(dirname "$0")/lib/env.sh"
-start_monitor metrics-cost
+start_monitor observability-cost
 SESSIONS=${SESSIONS:-10000}; LOOKUPS=${LOOKUPS:-200000}; INFLIGHT=${INFLIGHT:-100}
-DURATION=${DURATION:-5}; CONNS=${CONNS:-50}
+DURATION=${DURATION:-5}; CONNS=${CONNS:-50}; SCRAPE_EVERY=${SCRAPE_EVERY:-15}
 PORT_BASE=${PORT_BASE:-8192}; PORT_HEAD=${PORT_HEAD:-8193}; METRICS_PORT=${METRICS_PORT:-9479}
 [ "$DURATION" -le 30 ] || { echo "DURATION is capped at 30 s" >&2; exit 2; }
-D=$SCRATCH/metrics-cost
-OUT=$RESULTS/metrics-cost.jsonl
+D=$SCRATCH/observability-cost
+OUT=$RESULTS/observability-cost.jsonl
 for p in "$PORT_BASE" "$PORT_HEAD" "$METRICS_PORT"; do need_free_port "$p"; done
 
-ADDED=$(git -C "$ROOT" log --diff-filter=A --format=%H -- lib/metrics/registry.ts | tail -1)
-BASE=${BASE:-$ADDED^}
+# the first of the two to land: the audit trail (lib/store/audit-store.ts), then the metrics (lib/metrics/registry.ts)
+AUDIT=$(git -C "$ROOT" log --diff-filter=A --format=%H -- lib/store/audit-store.ts | tail -1)
+METRICS=$(git -C "$ROOT" log --diff-filter=A --format=%H -- lib/metrics/registry.ts | tail -1)
+FIRST=$AUDIT; git -C "$ROOT" merge-base --is-ancestor "$AUDIT" "$METRICS" || FIRST=$METRICS
+BASE=${BASE:-$FIRST^}
 BASE_SHA=$(git -C "$ROOT" rev-parse --short "$BASE")
 HEAD_SHA=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!bench' || echo '+changes')
 declare -A SERVE=() TREE=()
@@ -47,7 +54,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 rm -rf "$D"; mkdir -p "$D"
 git -C "$ROOT" worktree prune
-echo "base: $BASE_SHA (the commit before the metrics), built in a temporary worktree; head: $HEAD_SHA"
+echo "base: $BASE_SHA (the commit before the audit trail and the metrics), built in a temporary worktree; head: $HEAD_SHA"
 git -C "$ROOT" worktree add --detach "$D/base-tree" "$BASE_SHA" >/dev/null 2>&1
 ln -s "$ROOT/node_modules" "$D/base-tree/node_modules"
 (cd "$D/base-tree" && npm run build >/dev/null)
@@ -71,11 +78,14 @@ start_tree() { # start_tree base|head PORT
 }
 JSON
   chmod 644 "$dir/doorman.json"
-  "$NODE" "$BENCH/lib/make-sessions.ts" --db "$dir/state/doorman.db" --count "$SESSIONS" > /dev/null
+  "$NODE" "${TREE[$t]}/bench/lib/make-sessions.ts" --db "$dir/state/doorman.db" --count "$SESSIONS" > /dev/null
   if [ "$(id -u)" = 0 ]; then chown -R proxy:proxy "$dir/state"; fi
   chmod 700 "$dir/state"; chmod 600 "$dir/state/doorman.db"
   "${TREE[$t]}/bin/doorman" api-key create --name bench --config "$dir/doorman.json" > "$dir/api-key" 2> "$dir/api-key.log"
-  "${TREE[$t]}/bin/doorman" serve --config "$dir/doorman.json" 2> "$dir/serve.log" &
+  local prof=()
+  # serve and authd write their profiles as the user they run as (proxy, when started as root)
+  [ -n "${PROFILE:-}" ] && mkdir -p -m 1777 "$dir/prof" && prof=(env "NODE_OPTIONS=--cpu-prof --cpu-prof-dir=$dir/prof")
+  "${prof[@]}" "${TREE[$t]}/bin/doorman" serve --config "$dir/doorman.json" 2> "$dir/serve.log" &
   SERVE[$t]=$!
   wait_port "$port"
   wait_file "$dir/state/proxy-key" "$dir/serve.log"
@@ -87,9 +97,13 @@ echo "{ \"stateDir\": \"$D/inproc/state\" }" > "$D/inproc.json"
 start_tree base "$PORT_BASE"
 start_tree head "$PORT_HEAD"
 wait_port "$METRICS_PORT"
-curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | grep -q '^doorman_authd_up 1' || {
-  echo "head's metrics do not show authd up; see $D/head/serve.log" >&2; exit 1; }
-( while sleep 1; do curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$METRICS_PORT/metrics" || true; done ) &
+# authd's metrics socket may come a moment after its session socket
+for i in $(seq 1 50); do
+  curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | grep -q '^doorman_authd_up 1' && break
+  [ "$i" = 50 ] && { echo "head's metrics do not show authd up; see $D/head/serve.log" >&2; exit 1; }
+  sleep 0.2
+done
+( while sleep "$SCRAPE_EVERY"; do curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$METRICS_PORT/metrics" || true; done ) &
 SCRAPER=$!
 
 # authd's CPU time so far (user + system), in clock ticks
@@ -156,3 +170,10 @@ echo "In one process (head's session handler over the same DB, plain vs counted,
 import json, sys
 r = json.load(sys.stdin)
 print("  plain %.0f ns/lookup, counted %.0f ns/lookup: %+.0f ns (%+.1f%%)" % (r["plain_ns"], r["counted_ns"], r["cost_ns"], r["cost_pct"]))'
+# The audit row and the login's counts, the same way: head's SQLite store in one process, a login plain, with
+# its audit event, and with its counts too, in alternating rounds (bench/lib/login-audit-cost.ts).
+echo "In one process (head's store over a copy of the DB, a login plain / audited / audited and counted, median of 7 rounds):"
+"$NODE" "$BENCH/lib/login-audit-cost.ts" --config "$D/inproc.json" --sessions "$SESSIONS" | tee -a "$OUT" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print("  plain %.1f us/login, audited %.1f (%+.1f), audited and counted %.1f (%+.1f)" % (r["plain_us"], r["audited_us"], r["audit_cost_us"], r["counted_us"], r["count_cost_us"]))'
