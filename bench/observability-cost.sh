@@ -19,6 +19,7 @@
 #   bench/observability-cost.sh
 # env: RUNS=3 SESSIONS=10000 LOOKUPS=200000 INFLIGHT=100 DURATION=5 CONNS=50 BASE=<rev> SCRAPE_EVERY=15
 #      PORT_BASE=8192 PORT_HEAD=8193 METRICS_PORT=9479 (head's metrics listener)
+#      PAIRED=1: base's and head's logins run at the same time (see logins_paired)
 #      PROFILE=1: serve and authd of both trees run under node --cpu-prof (a .cpuprofile each in
 #      $SCRATCH/observability-cost/{base,head}/prof at the end; bench/lib/cpuprofile-top.ts reads them)
 set -euo pipefail
@@ -120,15 +121,40 @@ lookups() { # lookups base|head RUN
   record "$OUT" "$m" "$res" "{\"case\":\"lookups\",\"tree\":\"$t\",\"sha\":\"$( [ "$t" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"authd_cpu_us_per_lookup\":$cpu}" > /dev/null
   tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s lookups %9.0f /s  p99 %6.0f us  authd CPU %5.2f us/lookup  replies %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"], r["authd_cpu_us_per_lookup"], r["replies"]))'
 }
-logins() { # logins base|head RUN
-  local t=$1 m res port
-  port=$PORT_BASE; [ "$t" = head ] && port=$PORT_HEAD
-  m=$(machine_json)
-  res=$(timeout $((DURATION + 30)) "$NODE" "$BENCH/lib/login-load.ts" --url "http://127.0.0.1:$port/api/login/" \
+login_load() { # login_load base|head: the load generator's JSON line
+  local t=$1 port=$PORT_BASE
+  [ "$t" = head ] && port=$PORT_HEAD
+  timeout $((DURATION + 30)) "$NODE" "$BENCH/lib/login-load.ts" --url "http://127.0.0.1:$port/api/login/" \
     --key-file "$D/$t/api-key" --connections "$CONNS" --duration "$DURATION" --server-pid "${SERVE[$t]}" \
-    --mode proxied --proxy-key-file "$D/$t/state/proxy-key" --clients "$SESSIONS" --first 0 --label "login API, $t")
-  record "$OUT" "$m" "$res" "{\"case\":\"logins\",\"tree\":\"$t\",\"sha\":\"$( [ "$t" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2}" > /dev/null
-  tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s logins  %9.0f /s  p99 %6.2f ms  server CPU %4.0f us/login  statuses %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"]/1e3, r.get("server_cpu_us_per_req") or 0, r["statuses"]))'
+    --mode proxied --proxy-key-file "$D/$t/state/proxy-key" --clients "$SESSIONS" --first 0 --label "login API, $t"
+}
+login_record() { # login_record base|head RUN MACHINE RESULT AUTHD_TICKS
+  local authd
+  # authd's CPU meanwhile (it sees each commit), per login
+  authd=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%.2f" % (int(sys.argv[2]) * 1e6 / int(sys.argv[3]) / max(1, sum(r["statuses"].values()))))' "$4" "$5" "$(getconf CLK_TCK)")
+  record "$OUT" "$3" "$4" "{\"case\":\"logins\",\"tree\":\"$1\",\"sha\":\"$( [ "$1" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"paired\":${PAIRED:-0},\"authd_cpu_us_per_login\":$authd}" > /dev/null
+  tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s logins  %9.0f /s  p99 %6.2f ms  server CPU %4.0f us/login (authd %4.1f)  statuses %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"]/1e3, r.get("server_cpu_us_per_req") or 0, r["authd_cpu_us_per_login"], r["statuses"]))'
+}
+logins() { # logins base|head RUN
+  local m res before
+  m=$(machine_json)
+  before=$(authd_ticks "$1")
+  res=$(login_load "$1")
+  login_record "$1" "$2" "$m" "$res" "$(( $(authd_ticks "$1") - before ))"
+}
+# PAIRED=1: both trees' logins at once, each with its own load, so whatever else the machine does falls on both
+# alike (they share the two cores with each other too: lower throughput, a fairer CPU per login)
+logins_paired() { # logins_paired RUN
+  local m
+  local -A before=()
+  m=$(machine_json)
+  for t in base head; do before[$t]=$(authd_ticks "$t"); done
+  login_load base > "$D/base/logins.json" &
+  login_load head > "$D/head/logins.json"
+  wait $!
+  for t in base head; do
+    login_record "$t" "$1" "$m" "$(cat "$D/$t/logins.json")" "$(( $(authd_ticks "$t") - before[$t] ))"
+  done
 }
 
 mkdir -p "$RESULTS"; touch "$OUT"
@@ -138,7 +164,7 @@ for run in $(seq 1 "$RUNS"); do
   # the order flips every run, so neither tree always goes first
   order="base head"; [ $((run % 2)) = 0 ] && order="head base"
   for t in $order; do lookups "$t" "$run"; done
-  for t in $order; do logins "$t" "$run"; done
+  if [ -n "${PAIRED:-}" ]; then logins_paired "$run"; else for t in $order; do logins "$t" "$run"; done; fi
 done
 scraped=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
 echo "  head's own count of what it served: $(grep -E '^doorman_lookups_total\{kind="session",answer="OK"\}' <<< "$scraped"), $(grep -E '^doorman_logins_total\{source="api"\}' <<< "$scraped")"
