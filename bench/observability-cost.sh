@@ -19,6 +19,8 @@
 #   bench/observability-cost.sh
 # env: RUNS=3 SESSIONS=10000 LOOKUPS=200000 INFLIGHT=100 DURATION=5 CONNS=50 BASE=<rev> SCRAPE_EVERY=15
 #      PORT_BASE=8192 PORT_HEAD=8193 METRICS_PORT=9479 (head's metrics listener)
+#      METRICS=0: head without its metrics listener (with BASE=HEAD: the same tree and config on both sides, what
+#      the bench itself makes of two equal serves)
 #      PAIRED=1: base's and head's logins run at the same time (see logins_paired)
 #      PROFILE=1: serve and authd of both trees run under node --cpu-prof (a .cpuprofile each in
 #      $SCRATCH/observability-cost/{base,head}/prof at the end; bench/lib/cpuprofile-top.ts reads them)
@@ -27,7 +29,7 @@ RUNS=${RUNS:-3}
 . "$(dirname "$0")/lib/env.sh"
 start_monitor observability-cost
 SESSIONS=${SESSIONS:-10000}; LOOKUPS=${LOOKUPS:-200000}; INFLIGHT=${INFLIGHT:-100}
-DURATION=${DURATION:-5}; CONNS=${CONNS:-50}; SCRAPE_EVERY=${SCRAPE_EVERY:-15}
+DURATION=${DURATION:-5}; CONNS=${CONNS:-50}; SCRAPE_EVERY=${SCRAPE_EVERY:-15}; METRICS=${METRICS:-1}
 PORT_BASE=${PORT_BASE:-8192}; PORT_HEAD=${PORT_HEAD:-8193}; METRICS_PORT=${METRICS_PORT:-9479}
 [ "$DURATION" -le 30 ] || { echo "DURATION is capped at 30 s" >&2; exit 2; }
 D=$SCRATCH/observability-cost
@@ -69,7 +71,7 @@ awk -v n="$SESSIONS" -v m="$LOOKUPS" 'BEGIN{srand(42); for(i=0;i<m;i++){k=int(ra
 start_tree() { # start_tree base|head PORT
   local t=$1 port=$2 dir=$D/$1 metrics=''
   mkdir -p "$dir/state"
-  [ "$t" = head ] && metrics=", \"metrics\": { \"listen\": { \"host\": \"127.0.0.1\", \"port\": $METRICS_PORT } }"
+  [ "$t" = head ] && [ "$METRICS" = 1 ] && metrics=", \"metrics\": { \"listen\": { \"host\": \"127.0.0.1\", \"port\": $METRICS_PORT } }"
   cat > "$dir/doorman.json" <<JSON
 {
   "baseUrl": "http://127.0.0.1:$port/",
@@ -97,15 +99,17 @@ echo "{ \"stateDir\": \"$D/inproc/state\" }" > "$D/inproc.json"
 "$NODE" "$BENCH/lib/make-sessions.ts" --db "$D/inproc/state/doorman.db" --count "$SESSIONS" > /dev/null
 start_tree base "$PORT_BASE"
 start_tree head "$PORT_HEAD"
-wait_port "$METRICS_PORT"
-# authd's metrics socket may come a moment after its session socket
-for i in $(seq 1 50); do
-  curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | grep -q '^doorman_authd_up 1' && break
-  [ "$i" = 50 ] && { echo "head's metrics do not show authd up; see $D/head/serve.log" >&2; exit 1; }
-  sleep 0.2
-done
-( while sleep "$SCRAPE_EVERY"; do curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$METRICS_PORT/metrics" || true; done ) &
-SCRAPER=$!
+if [ "$METRICS" = 1 ]; then
+  wait_port "$METRICS_PORT"
+  # authd's metrics socket may come a moment after its session socket
+  for i in $(seq 1 50); do
+    curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | grep -q '^doorman_authd_up 1' && break
+    [ "$i" = 50 ] && { echo "head's metrics do not show authd up; see $D/head/serve.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  ( while sleep "$SCRAPE_EVERY"; do curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$METRICS_PORT/metrics" || true; done ) &
+  SCRAPER=$!
+fi
 
 # authd's CPU time so far (user + system), in clock ticks
 authd_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$D/$1/state/run/authd.pid")/stat"; }
@@ -166,8 +170,10 @@ for run in $(seq 1 "$RUNS"); do
   for t in $order; do lookups "$t" "$run"; done
   if [ -n "${PAIRED:-}" ]; then logins_paired "$run"; else for t in $order; do logins "$t" "$run"; done; fi
 done
-scraped=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
-echo "  head's own count of what it served: $(grep -E '^doorman_lookups_total\{kind="session",answer="OK"\}' <<< "$scraped"), $(grep -E '^doorman_logins_total\{source="api"\}' <<< "$scraped")"
+if [ "$METRICS" = 1 ]; then
+  scraped=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
+  echo "  head's own count of what it served: $(grep -E '^doorman_lookups_total\{kind="session",answer="OK"\}' <<< "$scraped"), $(grep -E '^doorman_logins_total\{source="api"\}' <<< "$scraped")"
+fi
 echo
 echo "Side by side (mean of $RUNS runs each, this invocation; cost = how much less head does than base):"
 tail -n +"$((START + 1))" "$OUT" | python3 -c '
