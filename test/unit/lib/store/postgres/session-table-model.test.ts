@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SessionTable, type SessionRow } from '../../../../../lib/store/postgres/session-table.ts';
-import type { Session } from '../../../../../lib/store/session-store.ts';
+import { toSession } from '../../../../../lib/store/session-store.ts';
 
 /**
  * SessionTable against a model of two Maps (by key, by id) over random operations chosen to hit its edges:
@@ -31,18 +31,6 @@ function modelRemove(m: Model, id: number): void {
   m.byId.delete(id);
   m.byKey.delete(key);
 }
-
-const asSession = (r: SessionRow): Session => ({
-  id: r.id,
-  key: { kind: r.key_kind, value: r.key },
-  username: r.username,
-  source: r.source,
-  createdAt: r.created_at,
-  lastSeen: r.last_seen,
-  expiresAt: r.expires_at ?? undefined,
-  idleTimeoutMs: r.idle_timeout ?? undefined,
-  ...(r.mac === null ? {} : { mac: r.mac }),
-});
 
 function random(seed: number) {
   let s = seed >>> 0;
@@ -140,7 +128,7 @@ describe('SessionTable against a model (random operations at its edges)', () => 
           const want =
             held === undefined || (held.expires_at !== null && held.expires_at <= now)
               ? undefined
-              : asSession(held);
+              : toSession(held);
           expect(table.find({ kind, value: key }, now)).toEqual(want);
         }
         expect(table.size).toBe(model.byKey.size);
@@ -159,7 +147,7 @@ describe('SessionTable against a model (random operations at its edges)', () => 
                     ? 1
                     : 0,
             )
-            .map(asSession);
+            .map(toSession);
           expect(table.list(now)).toEqual(want);
           expect([...table.live(now)].length).toBe(want.length);
           expect(table.countBySource(['portal', 'agreement'], now)).toBe(
