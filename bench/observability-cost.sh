@@ -38,8 +38,8 @@ for p in "$PORT_BASE" "$PORT_HEAD" "$METRICS_PORT"; do need_free_port "$p"; done
 
 # the first of the two to land: the audit trail (lib/store/audit-store.ts), then the metrics (lib/metrics/registry.ts)
 AUDIT=$(git -C "$ROOT" log --diff-filter=A --format=%H -- lib/store/audit-store.ts | tail -1)
-METRICS=$(git -C "$ROOT" log --diff-filter=A --format=%H -- lib/metrics/registry.ts | tail -1)
-FIRST=$AUDIT; git -C "$ROOT" merge-base --is-ancestor "$AUDIT" "$METRICS" || FIRST=$METRICS
+METRICS_ADDED=$(git -C "$ROOT" log --diff-filter=A --format=%H -- lib/metrics/registry.ts | tail -1)
+FIRST=$AUDIT; git -C "$ROOT" merge-base --is-ancestor "$AUDIT" "$METRICS_ADDED" || FIRST=$METRICS_ADDED
 BASE=${BASE:-$FIRST^}
 BASE_SHA=$(git -C "$ROOT" rev-parse --short "$BASE")
 HEAD_SHA=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!bench' || echo '+changes')

@@ -24,7 +24,8 @@ RUNS=${RUNS:-2}
 . "$(dirname "$0")/lib/env.sh"
 [ "$(id -u)" = 0 ] || { echo "run as root: the PostgreSQL cluster runs as user postgres, authd as proxy" >&2; exit 2; }
 [ -x /usr/lib/postgresql/15/bin/postgres ] || { echo "no PostgreSQL 15 (apt-get install postgresql-15)" >&2; exit 2; }
-"$ROOT/scripts/build-native.sh"
+# authd and the shim as this checkout has them (dist/ is tsc's; a fresh clone has none)
+(cd "$ROOT" && npm run build >/dev/null)
 start_monitor several-proxies
 OUT=$RESULTS/several-proxies.jsonl
 echo "$(date -u '+%F %T') UTC, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
