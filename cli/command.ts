@@ -2,7 +2,7 @@ import { userInfo } from 'node:os';
 import { countExpiries } from '../lib/metrics/sessions.ts';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { AuditInput } from '../lib/audit/event.ts';
-import { auditSinks, type AuditSink } from '../lib/audit/sink.ts';
+import { auditSinks } from '../lib/audit/sink.ts';
 import { showValue } from '../lib/errors.ts';
 import { dbPath, loadConfig, type LoadedConfig } from '../lib/config/load.ts';
 import { openDatabase, type OpenOptions } from '../lib/store/database.ts';
@@ -82,8 +82,6 @@ export interface Stores {
    * page's limits, shared with the Basic helper).
    */
   signInFailures: SignInFailureStore;
-  /** Where committed audit events go besides the store (config audit.file, audit.syslog), if anywhere. */
-  auditSink: AuditSink | undefined;
   /** Writes what is pending, then closes the store and the local DB. */
   close(): Promise<void>;
 }
@@ -134,7 +132,6 @@ export async function openStores(
   return {
     store,
     signInFailures: new SignInFailureStore(db),
-    auditSink,
     close: async () => {
       await store.close();
       if (db.open) db.close();

@@ -26,12 +26,7 @@ export const adminActor = (ctx: Ctx): string => `admin:${ctx.state.admin?.sessio
  * when. It never fails the request, whose change has been made: a failed write is logged.
  */
 export interface RequestAudit {
-  admin(
-    ctx: Ctx,
-    kind: AuditKind,
-    detail?: Record<string, unknown>,
-    about?: { user?: string },
-  ): Promise<void>;
+  admin(ctx: Ctx, kind: AuditKind, detail?: Record<string, unknown>): Promise<void>;
   /** Any event, with the same never-fail rule (the admin sign-in, whose actor is not signed in yet). */
   record(input: AuditInput): Promise<void>;
 }
@@ -49,12 +44,11 @@ export function requestAudit(
     }
   };
   return {
-    admin: (ctx, kind, detail, about) =>
+    admin: (ctx, kind, detail) =>
       record({
         kind,
         actor: adminActor(ctx),
         address: requestAddress(ctx),
-        ...(about?.user === undefined ? {} : { user: about.user }),
         ...(detail === undefined ? {} : { detail }),
       }),
     record,

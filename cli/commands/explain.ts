@@ -29,7 +29,8 @@ Why the client at IP is or is not identified now, step by step (docs/explain.md)
   6. what the ICAP service decides for an intercepted page load from it
   7. seamless sign-on: the last Negotiate or NTLM result authd saw from that address
 Each step says ok, fails, not-applicable or unknown, what was found, and, for the step that fails, what to
-do. The lookup of step 3 is Squid's own: an OK counts as the session being seen, as any of Squid's does.
+do. Step 3 asks authd Squid's own lookup after the word explain-lookup: Squid's answer, and nothing
+recorded (the session is not marked as seen).
 
 Options:
   --mac MAC           the client's MAC (aa:bb:cc:dd:ee:ff or aa-bb-...), if the neighbour table lacks it

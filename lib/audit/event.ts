@@ -37,7 +37,8 @@ export const isAuditKind = (value: string): value is AuditKind =>
   (AuditKinds as readonly string[]).includes(value);
 
 /** Why a session expired (detail.reason of session.expired). */
-export type ExpiryReason = 'idle' | 'hard' | 'date';
+export const EXPIRY_REASONS = ['idle', 'hard', 'date'] as const;
+export type ExpiryReason = (typeof EXPIRY_REASONS)[number];
 
 /**
  * Who did it, as one string: `api-key:<key name>` (a login API call), `admin:<name>` (the admin screens),

@@ -1,5 +1,5 @@
 import { DoormanError } from '../errors.ts';
-import { type AuditEvent, type AuditKind, isAuditKind } from './event.ts';
+import type { AuditEvent, AuditKind } from './event.ts';
 
 /** A page of events is at most this long. */
 export const AUDIT_PAGE_MAX = 200;
@@ -61,12 +61,6 @@ export function parseCursor(text: string): AuditCursor {
       `before: not a page cursor: ${JSON.stringify(text.slice(0, 40))}`,
     );
   return { at: Number(match[1]), id: Number(match[2]) };
-}
-
-export function parseKind(text: string): AuditKind {
-  if (!isAuditKind(text))
-    throw new DoormanError('INVALID_INPUT', `kind: no such event kind: ${JSON.stringify(text.slice(0, 40))}`);
-  return text;
 }
 
 /**

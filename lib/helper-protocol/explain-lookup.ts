@@ -20,6 +20,6 @@ export const formatExplainLookup = (channel: string, asked: string): string =>
 
 /** Squid's fields of an explain lookup; undefined for anything else. */
 export function explainLookupOf(request: HelperRequest): readonly string[] | undefined {
-  const [word, ...fields] = request.fields;
-  return word === EXPLAIN_LOOKUP_WORD ? fields : undefined;
+  // Asked of every lookup: nothing is copied unless it is this query.
+  return request.fields[0] === EXPLAIN_LOOKUP_WORD ? request.fields.slice(1) : undefined;
 }

@@ -30,9 +30,10 @@ export function formatSeamlessQuery(channel: string, address: string): string {
 
 /** The address asked about, when `request` is this query; undefined for anything else (a lookup). */
 export function seamlessQueryOf(request: HelperRequest): { address: string | undefined } | undefined {
-  const [word, address, ...rest] = request.fields;
-  if (word !== SEAMLESS_QUERY_WORD) return undefined;
-  return { address: rest.length === 0 ? address : undefined };
+  // Asked of every request on the session socket: nothing is copied unless it is this query.
+  const fields = request.fields;
+  if (fields[0] !== SEAMLESS_QUERY_WORD) return undefined;
+  return { address: fields.length === 2 ? fields[1] : undefined };
 }
 
 /** authd's answer to the query. */

@@ -1,9 +1,4 @@
-import {
-  AggregatorRegistry,
-  type MetricObjectWithValues,
-  type MetricValue,
-  type Registry,
-} from 'prom-client';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
 /** One registry's metrics as prom-client gives them (getMetricsAsJSON), the form that crosses threads and sockets. */
 export type MetricsJson = Array<MetricObjectWithValues<MetricValue<string>>>;
@@ -24,11 +19,6 @@ export async function mergeMetrics(parts: readonly MetricsJson[]): Promise<strin
     ),
   );
   return AggregatorRegistry.aggregate(kept).metrics();
-}
-
-/** This registry's metrics, for serve to merge. */
-export function metricsJson(registry: Registry): Promise<MetricsJson> {
-  return registry.getMetricsAsJSON();
 }
 
 /**

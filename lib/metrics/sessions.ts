@@ -1,5 +1,5 @@
 import { Counter, Gauge } from 'prom-client';
-import type { AuditRecord, ExpiryReason } from '../audit/event.ts';
+import { type AuditRecord, EXPIRY_REASONS } from '../audit/event.ts';
 import { SessionSources, type SessionSource } from '../store/session-store.ts';
 import { family } from './registry.ts';
 
@@ -9,7 +9,6 @@ import { family } from './registry.ts';
  */
 export const SESSION_END_REASONS = ['logout', 'replaced'] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
-const EXPIRY_REASONS: readonly ExpiryReason[] = ['idle', 'hard', 'date'];
 
 /** Live sessions of a source, as the store counts them now; undefined while serve has no store open. */
 export type LiveSessionCount = (source: SessionSource) => number | undefined;

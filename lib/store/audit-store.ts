@@ -10,6 +10,7 @@ import {
   scans,
 } from '../audit/query.ts';
 import type { Db } from './database.ts';
+import type { AuditOptions } from './store.ts';
 
 /** An audit_events row, as both engines store it (detail as JSON text on SQLite, jsonb on PostgreSQL). */
 export interface AuditColumns {
@@ -119,4 +120,16 @@ export class AuditStore {
   purge(before: number, limit: number): number {
     return this.#purge.run({ before, limit }).changes;
   }
+}
+
+/** Hands committed records to the sink, never throwing into the write that made them. */
+export function shipper(options: AuditOptions | undefined, log: (line: string) => void) {
+  return (records: readonly AuditRecord[]): void => {
+    if (records.length === 0 || options?.ship === undefined) return;
+    try {
+      options.ship(records);
+    } catch (error) {
+      log(`audit: shipping events failed: ${(error as Error).message}`);
+    }
+  };
 }

@@ -148,7 +148,6 @@ export class SessionStore {
   readonly #clear: Statement;
   readonly #clearBySource: Statement;
   readonly #touch: Statement;
-  readonly #purge: Statement;
   readonly #purgeEnded: Statement;
   readonly #dataVersion: Statement;
   readonly #changeStamp: Statement;
@@ -191,9 +190,6 @@ export class SessionStore {
     this.#clear = db.prepare(`DELETE FROM sessions`);
     this.#clearBySource = db.prepare(`DELETE FROM sessions WHERE source IN (SELECT value FROM json_each(?))`);
     this.#touch = db.prepare(`UPDATE sessions SET last_seen = max(last_seen, @lastSeen) WHERE id = @id`);
-    this.#purge = db.prepare(
-      `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE NOT ${LIVE} LIMIT @limit)`,
-    );
     this.#purgeEnded = db.prepare(
       `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE ${ENDED} LIMIT @limit) RETURNING *`,
     );
@@ -202,7 +198,7 @@ export class SessionStore {
       .prepare("SELECT (SELECT data_version FROM pragma_data_version) || ':' || total_changes()")
       .pluck();
     // Only rows still live by their hard expiry: a later date or a longer hard limit never revives a session
-    // that has ended (purgeExpired removes those).
+    // that has ended (purgeEnded removes those).
     this.#limitPortal = db.prepare(
       `UPDATE sessions SET idle_timeout = ${IDLE_AFTER_SAVE},
          expires_at = CASE WHEN @hard IS NULL THEN NULL ELSE created_at + @hard END
@@ -370,11 +366,6 @@ export class SessionStore {
     this.#db.transaction(() => {
       for (const [id, lastSeen] of seen) this.#touch.run({ id, lastSeen });
     })();
-  }
-
-  /** Delete sessions past their hard expiry, at most `limit` of them (-1: all). Returns how many. */
-  purgeExpired(limit = -1): number {
-    return this.#purge.run({ now: this.#clock.now(), limit }).changes;
   }
 
   /**

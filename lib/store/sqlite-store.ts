@@ -8,7 +8,7 @@ import { addressBinding } from '../portal/address-binding.ts';
 import { agreementSession } from '../portal/portal-sessions.ts';
 import { AdminStore } from './admin-store.ts';
 import { ApiKeyStore } from './api-key-store.ts';
-import { AuditStore } from './audit-store.ts';
+import { AuditStore, shipper } from './audit-store.ts';
 import type { Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 import { DeviceGroupStore } from './device-group-store.ts';
@@ -122,14 +122,7 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
       return value;
     }).then((value) => (ship(records), value));
   };
-  const ship = (records: readonly AuditRecord[]) => {
-    if (records.length === 0 || options.audit?.ship === undefined) return;
-    try {
-      options.audit.ship(records);
-    } catch (error) {
-      options.log?.(`audit: shipping events failed: ${(error as Error).message}`);
-    }
-  };
+  const ship = shipper(options.audit, options.log ?? (() => {}));
 
   const sessionRepository: SessionRepository = {
     find: (key) => sessions.find(key),

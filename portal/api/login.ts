@@ -26,7 +26,7 @@ export type SessionLifetimes = Pick<Config['api'], 'sessionIdleSeconds' | 'sessi
  * after the configured idle time without traffic. Both are stored with the session, for the helpers to apply.
  */
 export function login(
-  sessions: Pick<SessionRepository, 'start' | 'find'>,
+  sessions: Pick<SessionRepository, 'start'>,
   clock: Clock,
   lifetimes: SessionLifetimes,
 ): Middleware<PortalState> {

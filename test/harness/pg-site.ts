@@ -14,7 +14,8 @@ import { Replica, type ReplicaOptions } from '../../lib/store/postgres/replica.t
 import type { ReplicatedTable } from '../../lib/store/postgres/schema.ts';
 import { PgSessions } from '../../lib/store/postgres/sessions.ts';
 import { auditRecords } from '../../lib/audit/event.ts';
-import { pgAudit, shipper } from '../../lib/store/postgres/audit.ts';
+import { shipper } from '../../lib/store/audit-store.ts';
+import { pgAudit } from '../../lib/store/postgres/audit.ts';
 import { idleGraceMs } from '../../lib/store/session-store.ts';
 import type { AuditRepository } from '../../lib/store/store.ts';
 import type { Box, BoxOptions, ContractStore, Site } from '../unit/lib/store/contract/site.ts';

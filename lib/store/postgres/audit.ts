@@ -1,7 +1,7 @@
 import type { AuditRecord } from '../../audit/event.ts';
 import { AUDIT_SCAN_ROWS, pageLimit, pageOf, scans } from '../../audit/query.ts';
 import { type AuditColumns, toAuditEvent } from '../audit-store.ts';
-import type { AuditOptions, AuditRepository } from '../store.ts';
+import type { AuditRepository } from '../store.ts';
 import type { Sql, Tx } from './connect.ts';
 import { transaction } from './write.ts';
 
@@ -19,18 +19,6 @@ export async function insertAudit(tx: Tx, records: readonly AuditRecord[]): Prom
       ${records.map((r) => r.user ?? null)}::text[], ${records.map((r) => r.address ?? null)}::text[],
       ${records.map((r) => JSON.stringify(r.detail))}::text[]
     ) AS t(at, box, kind, actor, username, address, detail)`;
-}
-
-/** Hands committed records to the sink, never throwing into the write that made them. */
-export function shipper(options: AuditOptions | undefined, log: (line: string) => void) {
-  return (records: readonly AuditRecord[]): void => {
-    if (records.length === 0 || options?.ship === undefined) return;
-    try {
-      options.ship(records);
-    } catch (error) {
-      log(`audit: shipping events failed: ${(error as Error).message}`);
-    }
-  };
 }
 
 /**

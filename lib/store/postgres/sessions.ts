@@ -38,6 +38,12 @@ interface Context {
   now: number;
 }
 
+/** A login as the batch holds it until its statement runs. */
+interface StartInput {
+  start: StartSession;
+  audit: Parameters<PgSessions['start']>[1];
+}
+
 interface GroupRow {
   id: number;
   name: string;
@@ -126,19 +132,7 @@ export class PgSessions implements SessionRepository {
       },
       // Logins next to each other in a batch: one statement for all of them, and one for their audit events.
       merged: {
-        start: async (tx, context, inputs) => {
-          const starts = (inputs as { start: StartSession; audit: Parameters<PgSessions['start']>[1] }[]).map(
-            (s) => ({ start: s.start, audit: this.#loginAudit(s.start, s.audit, context.now) }),
-          );
-          const rows = await upsertMany(
-            tx,
-            context,
-            starts.map((s) => s.start),
-          );
-          const audits = starts.map((s) => auditRecords(s.audit, context.now, this.#box));
-          await insertAudit(tx, audits.flat());
-          return rows.map((row, i) => ({ value: toSession(row), rows: [row], audit: audits[i] ?? [] }));
-        },
+        start: (tx, context, inputs) => this.#startMany(tx, context, inputs as StartInput[]),
       },
     });
   }
@@ -177,14 +171,28 @@ export class PgSessions implements SessionRepository {
     input: StartSession,
     audit?: Audited | ((previous: Session | undefined) => Audited),
   ): Promise<Session> {
+    const one: StartInput = { start: input, audit };
+    // The batch runs every start through the merged statement (#startMany), alone or with its neighbours.
     return this.#batch.run(
-      async (tx, context) => {
-        const events = this.#loginAudit(input, audit, context.now);
-        const row = await upsert(tx, context, input);
-        return { value: toSession(row), rows: [row], audit: await this.#audit(tx, context, events) };
-      },
-      { merge: { kind: 'start', input: { start: input, audit } } },
+      async (tx, context) => (await this.#startMany(tx, context, [one]))[0] as Effect<Session>,
+      { merge: { kind: 'start', input: one } },
     );
+  }
+
+  /** Logins next to each other in a batch: one statement for all of them, and one for their audit events. */
+  async #startMany(tx: Tx, context: Context, inputs: readonly StartInput[]): Promise<Effect<Session>[]> {
+    const starts = inputs.map((s) => ({
+      start: s.start,
+      audit: this.#loginAudit(s.start, s.audit, context.now),
+    }));
+    const rows = await upsertMany(
+      tx,
+      context,
+      starts.map((s) => s.start),
+    );
+    const audits = starts.map((s) => auditRecords(s.audit, context.now, this.#box));
+    await insertAudit(tx, audits.flat());
+    return rows.map((row, i) => ({ value: toSession(row), rows: [row], audit: audits[i] ?? [] }));
   }
 
   /**
