@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { ROOT } from './lab.ts';
 
 /**
@@ -60,4 +61,20 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(SCREENSHOTS, `${name}-${size?.width ?? 0}x${size?.height ?? 0}.png`);
   await page.screenshot({ path, fullPage: true });
   return path;
+}
+
+/** The page is no wider than the viewport asked for: nothing to scroll sideways to. */
+export async function expectNoSidewaysScroll(page: Page): Promise<void> {
+  // A string, evaluated in the page: this project's TypeScript has no DOM types. Compared with the viewport
+  // asked for, not innerWidth: a mobile browser widens its layout viewport to fit content that overflows.
+  const scroll = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+  expect(scroll).toBeLessThanOrEqual(page.viewportSize()?.width ?? 0);
+}
+
+/** On the admin sign-in page: sign in with the mouse and land on Home. */
+export async function signInAdmin(page: Page, user: string, password: string): Promise<void> {
+  await page.getByLabel('User name').fill(user);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/admin\/$/);
 }

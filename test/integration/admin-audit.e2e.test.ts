@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../lib/config/schema.ts';
-import { launchChromium, newPage, screenshot, type ViewportName } from '../harness/browser.ts';
+import {
+  launchChromium,
+  newPage,
+  screenshot,
+  type ViewportName,
+  expectNoSidewaysScroll,
+  signInAdmin,
+} from '../harness/browser.ts';
 import { form, http } from '../harness/http.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
 import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
@@ -67,11 +74,6 @@ afterAll(async () => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
-async function expectNoSidewaysScroll(page: Page): Promise<void> {
-  const scroll = (await page.evaluate('document.documentElement.scrollWidth')) as number;
-  expect(scroll).toBeLessThanOrEqual(page.viewportSize()?.width ?? 0);
-}
-
 const rows = (page: Page) => page.locator('table.audit tbody tr');
 
 describe.each<ViewportName>(['desktop', 'phone'])('the Audit admin screen (%s)', (viewport) => {
@@ -81,10 +83,7 @@ describe.each<ViewportName>(['desktop', 'phone'])('the Audit admin screen (%s)',
     try {
       await page.goto(`${baseUrl}admin/audit`);
       expect(new URL(page.url()).pathname).toBe('/admin/sign-in');
-      await page.getByLabel('User name').fill('admin');
-      await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/admin\/$/);
+      await signInAdmin(page, 'admin', ADMIN_PASSWORD);
       await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Audit' }).click();
       await page.waitForURL(/\/admin\/audit$/);
 

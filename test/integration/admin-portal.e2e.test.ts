@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.ts';
 import { configSchema, type ConfigInput } from '../../lib/config/schema.ts';
@@ -9,7 +9,14 @@ import { dbPath } from '../../lib/config/load.ts';
 import { openDatabase, type Db } from '../../lib/store/database.ts';
 import { SessionStore } from '../../lib/store/session-store.ts';
 import { applyDirectory } from '../harness/apply-directory.ts';
-import { launchChromium, newPage, screenshot, type ViewportName } from '../harness/browser.ts';
+import {
+  launchChromium,
+  newPage,
+  screenshot,
+  type ViewportName,
+  expectNoSidewaysScroll,
+  signInAdmin,
+} from '../harness/browser.ts';
 import { ROOT, requireSystem } from '../harness/lab.ts';
 import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
 import { run } from '../harness/run.ts';
@@ -76,13 +83,6 @@ async function portalShow(): Promise<Record<string, unknown>> {
 }
 
 /** Nothing wider than the viewport: no sideways scrolling on a phone. */
-async function expectNoSidewaysScroll(page: Page): Promise<void> {
-  // A string, evaluated in the page: this project's TypeScript has no DOM types. Compared with the viewport
-  // asked for, not innerWidth: a mobile browser widens its layout viewport to fit content that overflows.
-  const scroll = (await page.evaluate('document.documentElement.scrollWidth')) as number;
-  expect(scroll).toBeLessThanOrEqual(page.viewportSize()?.width ?? 0);
-}
-
 describe.each<ViewportName>(['desktop', 'phone'])('the captive portal admin screen (%s)', (viewport) => {
   it('signs in, saves Authentication with timeouts, sees the notice, and clears the portal sessions', async () => {
     if (browser === undefined) throw new Error('no browser');
@@ -101,10 +101,7 @@ describe.each<ViewportName>(['desktop', 'phone'])('the captive portal admin scre
       // Not signed in: the sign-in page, then the Home screen, and the navigation to this one.
       await page.goto(`${baseUrl}admin/portal`);
       expect(new URL(page.url()).pathname).toBe('/admin/sign-in');
-      await page.getByLabel('User name').fill('admin');
-      await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/admin\/$/);
+      await signInAdmin(page, 'admin', ADMIN_PASSWORD);
       await page
         .getByRole('navigation', { name: 'Screens' })
         .getByRole('link', { name: 'Captive portal' })

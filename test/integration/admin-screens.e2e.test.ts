@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, newPage, screenshot, type ViewportName } from '../harness/browser.ts';
+import {
+  launchChromium,
+  newPage,
+  screenshot,
+  type ViewportName,
+  expectNoSidewaysScroll,
+} from '../harness/browser.ts';
 import { form, http, type Response } from '../harness/http.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
 
@@ -52,12 +58,6 @@ const apiLogin = (apiKey: string, username: string, from: string): Promise<Respo
 };
 
 /** Nothing wider than the viewport: no sideways scrolling on a phone. */
-async function expectNoSidewaysScroll(page: Page): Promise<void> {
-  // A string, evaluated in the page: this project's TypeScript has no DOM types.
-  const scroll = (await page.evaluate('document.documentElement.scrollWidth')) as number;
-  expect(scroll).toBeLessThanOrEqual(page.viewportSize()?.width ?? 0);
-}
-
 /** Focus a control and press Enter on it, as a keyboard user does. */
 async function press(page: Page, locator: ReturnType<Page['getByRole']>): Promise<void> {
   await locator.focus();

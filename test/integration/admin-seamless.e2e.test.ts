@@ -1,10 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/clock.ts';
-import { launchChromium, newPage, screenshot, type ViewportName } from '../harness/browser.ts';
+import {
+  launchChromium,
+  newPage,
+  screenshot,
+  type ViewportName,
+  expectNoSidewaysScroll,
+  signInAdmin,
+} from '../harness/browser.ts';
 import { doctorReport } from '../../lib/seamless/doctor/report.ts';
 import { FakeSeamlessControl, GREEN_CHECKS, PTR_MISSING } from '../support/fake-seamless-control.ts';
 import {
@@ -49,11 +56,6 @@ afterAll(async () => {
 });
 
 /** Nothing wider than the viewport: no sideways scrolling on a phone. */
-async function expectNoSidewaysScroll(page: Page): Promise<void> {
-  const scroll = (await page.evaluate('document.documentElement.scrollWidth')) as number;
-  expect(scroll).toBeLessThanOrEqual(page.viewportSize()?.width ?? 0);
-}
-
 const JOIN_PASSWORD = 'J0in pässword';
 
 describe.each<ViewportName>(['desktop', 'phone'])('the Enable seamless screen (%s)', (viewport) => {
@@ -65,10 +67,7 @@ describe.each<ViewportName>(['desktop', 'phone'])('the Enable seamless screen (%
     const { context, page } = await newPage(browser, viewport);
     try {
       await page.goto(`${baseUrl}admin/sign-in`);
-      await page.getByLabel('User name').fill(ADMIN);
-      await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/admin\/$/);
+      await signInAdmin(page, ADMIN, ADMIN_PASSWORD);
       await page
         .getByRole('navigation', { name: 'Screens' })
         .getByRole('link', { name: 'Seamless authentication' })

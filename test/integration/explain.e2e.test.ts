@@ -1,8 +1,15 @@
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyDirectory } from '../harness/apply-directory.ts';
-import { launchChromium, newPage, screenshot, type ViewportName } from '../harness/browser.ts';
+import {
+  launchChromium,
+  newPage,
+  screenshot,
+  type ViewportName,
+  expectNoSidewaysScroll,
+  signInAdmin,
+} from '../harness/browser.ts';
 import { curlViaProxy } from '../harness/curl.ts';
 import { form, http } from '../harness/http.ts';
 import { startLab, type Lab } from '../harness/lab.ts';
@@ -151,11 +158,6 @@ describe('doorman explain through a real Squid', () => {
 });
 
 /** Nothing wider than the viewport: no sideways scrolling on a phone (see admin-portal.e2e.test.ts). */
-async function expectNoSidewaysScroll(page: Page): Promise<void> {
-  const scroll = (await page.evaluate('document.documentElement.scrollWidth')) as number;
-  expect(scroll).toBeLessThanOrEqual(page.viewportSize()?.width ?? 0);
-}
-
 describe.each<ViewportName>(['desktop', 'phone'])('the Explain screen in Chromium (%s)', (viewport) => {
   it('signs in, reaches Explain from the navigation, and explains two clients typed with the keyboard', async () => {
     if (browser === undefined) throw new Error('no browser');
@@ -164,10 +166,7 @@ describe.each<ViewportName>(['desktop', 'phone'])('the Explain screen in Chromiu
     const { context, page } = await newPage(browser, viewport);
     try {
       await page.goto(`${lab.doormanUrl}admin/explain`);
-      await page.getByLabel('User name').fill('admin');
-      await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/admin\/$/);
+      await signInAdmin(page, 'admin', ADMIN_PASSWORD);
       await page
         .getByRole('navigation', { name: 'Screens' })
         .getByRole('link', { name: 'Explain a client' })
