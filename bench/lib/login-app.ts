@@ -50,7 +50,8 @@ if (values.stores === 'db' || values.stores === 'db-key-cached') {
   const timers = values['time-stores'] ? storeTimers() : undefined;
   const group = new GroupCommit(db);
   // Timed: each write's own SQLite work inside the shared transaction (start(): the upsert), not the commit.
-  const commits: Commits = timers === undefined ? group : { run: (write) => group.run(timers.start(write)) };
+  const commits: Commits =
+    timers === undefined ? group : { run: (write, tail) => group.run(timers.start(write), tail) };
   const store = openSqliteStore(db, { passwordFile: directoryPasswordPath(config), commits });
   sessions = store.sessions;
   const check = timers === undefined ? store.apiKeys.check : timers.verify(store.apiKeys.check);

@@ -6,15 +6,34 @@ import { observeWrite } from '../metrics/store.ts';
 
 interface Pending {
   write: () => unknown;
+  tail: BatchTail | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   /** When it was asked for (clock ms): it is given up BUSY_DEADLINE_MS later. */
   since: number;
 }
 
+/**
+ * What the writes of one transaction leave to do once, at its end: the audit trail's rows of the whole batch in
+ * one multi-row INSERT, and shipping them once they are durable (lib/store/audit-journal.ts). One statement a
+ * batch instead of one a login is most of what the trail costs a login less.
+ */
+export interface BatchTail {
+  /** Inside the transaction, after its last write. Throwing fails the whole batch, as a failed commit does. */
+  flush(): void;
+  /** The transaction committed (before any write of it is resolved). */
+  committed(): void;
+  /** The transaction was rolled back (to be tried again, or failed): whatever its writes left is void. */
+  discarded(): void;
+}
+
 /** Where writes go: a GroupCommit, or anything that runs them and says when they are durable. */
 export interface Commits {
-  run<T>(write: () => T): Promise<T>;
+  /**
+   * `tail`: what this write leaves to the end of its transaction (several writes may share one). Whatever
+   * wraps a GroupCommit passes it on: a write's audit rows are in its tail.
+   */
+  run<T>(write: () => T, tail?: BatchTail): Promise<T>;
 }
 
 export interface GroupCommitOptions {
@@ -54,10 +73,11 @@ export class GroupCommit implements Commits {
   }
 
   /** Run `write` in the next shared transaction; resolves with its result once that transaction committed. */
-  run<T>(write: () => T): Promise<T> {
+  run<T>(write: () => T, tail?: BatchTail): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
         write,
+        tail,
         resolve: resolve as (value: unknown) => void,
         reject,
         since: this.#clock.now(),
@@ -75,6 +95,9 @@ export class GroupCommit implements Commits {
     this.#queue = [];
     if (batch.length === 0) return;
     let outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const tails: BatchTail[] = [];
+    for (const item of batch)
+      if (item.tail !== undefined && !tails.includes(item.tail)) tails.push(item.tail);
     const started = performance.now();
     try {
       // IMMEDIATE: the write lock is taken at BEGIN, so a busy DB fails before any write has run.
@@ -91,9 +114,11 @@ export class GroupCommit implements Commits {
               outcomes.push({ ok: false, error });
             }
           }
+          for (const tail of tails) tail.flush();
         })
         .immediate();
     } catch (error) {
+      for (const tail of tails) tail.discarded();
       if (isBusy(error)) return this.#retry(batch, error);
       this.#attempt = 0;
       for (const item of batch) item.reject(error);
@@ -101,6 +126,7 @@ export class GroupCommit implements Commits {
     }
     this.#attempt = 0;
     observeWrite(secondsSince(started));
+    for (const tail of tails) tail.committed();
     batch.forEach((item, i) => {
       const outcome = outcomes[i];
       if (outcome?.ok) item.resolve(outcome.value);

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { type AuditRecord, auditRecords, withGroup } from '../audit/event.ts';
+import { auditRecords, withGroup } from '../audit/event.ts';
 import { expiryEvents } from '../audit/expiry.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import { DoormanError } from '../errors.ts';
@@ -8,12 +8,13 @@ import { addressBinding } from '../portal/address-binding.ts';
 import { agreementSession } from '../portal/portal-sessions.ts';
 import { AdminStore } from './admin-store.ts';
 import { ApiKeyStore } from './api-key-store.ts';
+import { AuditJournal } from './audit-journal.ts';
 import { AuditStore, shipper } from './audit-store.ts';
 import type { Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 import { DeviceGroupStore } from './device-group-store.ts';
 import { DirectorySettingsStore } from './directory-settings-store.ts';
-import { type Commits, GroupCommit } from './group-commit.ts';
+import { type BatchTail, type Commits, GroupCommit } from './group-commit.ts';
 import { PortalSettingsStore } from './portal-settings-store.ts';
 import { idleGraceMs, type Replaced, SessionStore } from './session-store.ts';
 import type {
@@ -104,25 +105,29 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     write.then(done, done);
     return write;
   };
-  /** A synchronous write, in the next shared transaction of the group commit. */
-  const commit = <T>(write: () => T): Promise<T> => track(() => commits.run(write));
   /**
-   * A write and the audit events it records, in the same shared transaction, the events after the write and
-   * only if it did not throw (an insert of the trail has no constraint of its own to fail on); shipped to the
-   * sinks once committed. `audit` may depend on what the write did. No savepoint: it would cost a login more
-   * than the row.
+   * A synchronous write, in the next shared transaction of the group commit; `tail`: what it leaves to the end
+   * of that transaction (the audit journal).
+   */
+  const commit = <T>(write: () => T, tail?: BatchTail): Promise<T> => track(() => commits.run(write, tail));
+  const journal = new AuditJournal(
+    (records) => auditStore.insert(records),
+    shipper(options.audit, options.log ?? (() => {})),
+  );
+  /**
+   * A write and the audit events it records, in the same shared transaction: the events only if the write did
+   * not throw, inserted with the batch's others at the end of the transaction (an insert of the trail has no
+   * constraint of its own to fail on) and shipped to the sinks once committed. `audit` may depend on what the
+   * write did. No savepoint: it would cost a login more than the row.
    */
   const audited = <T>(write: () => T, audit: Audited | undefined | ((value: T) => Audited | undefined)) => {
     if (audit === undefined) return commit(write);
-    let records: AuditRecord[] = [];
     return commit(() => {
       const value = write();
-      records = auditRecords(typeof audit === 'function' ? audit(value) : audit, clock.now(), box);
-      auditStore.insert(records);
+      journal.add(auditRecords(typeof audit === 'function' ? audit(value) : audit, clock.now(), box));
       return value;
-    }).then((value) => (ship(records), value));
+    }, journal);
   };
-  const ship = shipper(options.audit, options.log ?? (() => {}));
 
   const sessionRepository: SessionRepository = {
     find: (key) => sessions.find(key),

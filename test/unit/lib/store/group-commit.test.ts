@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../lib/clock.ts';
 import { BUSY_DEADLINE_MS, StoreBusyError } from '../../../../lib/store/busy.ts';
-import { GroupCommit } from '../../../../lib/store/group-commit.ts';
+import { type BatchTail, GroupCommit } from '../../../../lib/store/group-commit.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
 import { ManualTimers, settle } from '../../../support/manual-timers.ts';
 import { rejection } from '../../../support/thrown.ts';
@@ -61,6 +61,72 @@ describe('GroupCommit', () => {
   });
 });
 
+/** A BatchTail that writes one row a flush into its own table and says what happened to it, in order. */
+function recordingTail(db: ReturnType<typeof tmp.connect>) {
+  db.exec('CREATE TABLE IF NOT EXISTS tail_rows (n INTEGER NOT NULL)');
+  const calls: string[] = [];
+  const tail: BatchTail = {
+    flush: () => {
+      calls.push(`flush in transaction: ${db.inTransaction}`);
+      db.prepare('INSERT INTO tail_rows (n) VALUES (?)').run(calls.length);
+    },
+    committed: () => void calls.push('committed'),
+    discarded: () => void calls.push('discarded'),
+  };
+  return { tail, calls, rows: () => db.prepare('SELECT count(*) FROM tail_rows').pluck().get() };
+}
+
+describe('GroupCommit: what a batch leaves to the end of its transaction (BatchTail)', () => {
+  it('is flushed once, inside the transaction after every write, and told committed before any write resolves', async () => {
+    const db = tmp.connect();
+    const sessions = new SessionStore(db, new ManualClock());
+    const commits = new GroupCommit(db);
+    const { tail, calls, rows } = recordingTail(db);
+    const login = (value: string, username: string) =>
+      commits.run(() => {
+        calls.push(`write ${username}`);
+        return sessions.start({ key: ip(value), username, source: 'api' });
+      }, tail);
+    const done = [login('10.0.1.1', 'alice'), login('10.0.1.2', 'bob')].map((p) =>
+      p.then((s) => calls.push(`resolved ${s.username}`)),
+    );
+    // A write without the tail in the same batch does not flush it twice.
+    done.push(commits.run(() => calls.push('write untailed')));
+    await Promise.all(done);
+    expect(calls).toEqual([
+      'write alice',
+      'write bob',
+      'write untailed',
+      'flush in transaction: true',
+      'committed',
+      'resolved alice',
+      'resolved bob',
+    ]);
+    expect(rows()).toBe(1);
+  });
+
+  it('a flush that throws fails the whole batch: nothing of it is committed, and the tail is told discarded', async () => {
+    const db = tmp.connect();
+    const sessions = new SessionStore(db, new ManualClock());
+    const commits = new GroupCommit(db);
+    const calls: string[] = [];
+    const tail: BatchTail = {
+      flush: () => {
+        throw new Error('the tail failed');
+      },
+      committed: () => void calls.push('committed'),
+      discarded: () => void calls.push('discarded'),
+    };
+    const outcomes = await Promise.allSettled([
+      commits.run(() => sessions.start({ key: ip('10.0.1.3'), username: 'carol', source: 'api' }), tail),
+      commits.run(() => sessions.start({ key: ip('10.0.1.4'), username: 'dave', source: 'api' })),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    expect(sessions.list()).toEqual([]);
+    expect(calls).toEqual(['discarded']);
+  });
+});
+
 describe('GroupCommit while another connection holds the write lock', () => {
   /** The web app's handle (busy_timeout 0, as serve opens it), a holder of the lock, timers that wait to be told. */
   function locked() {
@@ -114,6 +180,24 @@ describe('GroupCommit while another connection holds the write lock', () => {
     await timers.fireNext();
     expect((await late).username).toBe('dave');
     expect(sessions.find(ip('10.1.0.2'))).toBeUndefined();
+  });
+
+  it("a batch tried again is flushed again: the busy try's tail is discarded, the one that commits is flushed once", async () => {
+    const { db, timers, holder, commits, sessions } = locked();
+    holder.exec('ROLLBACK');
+    const { tail, calls, rows } = recordingTail(db);
+    holder.exec('BEGIN IMMEDIATE');
+    const waited = commits.run(
+      () => sessions.start({ key: ip('10.1.0.6'), username: 'gina', source: 'api' }),
+      tail,
+    );
+    await settle();
+    expect(calls).toEqual(['discarded']);
+    holder.exec('ROLLBACK');
+    await timers.fireNext();
+    await waited;
+    expect(calls).toEqual(['discarded', 'flush in transaction: true', 'committed']);
+    expect(rows()).toBe(1);
   });
 
   it('after a busy spell commits again at the first try', async () => {

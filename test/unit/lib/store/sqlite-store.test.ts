@@ -98,9 +98,9 @@ describe('the SQLite store: Usage Agreement', () => {
       passwordFile: join(tmp.dir, 'pw'),
       clock,
       commits: {
-        run: async (write) => {
+        run: async (write, tail) => {
           await between.deactivate?.();
-          return real.run(write);
+          return real.run(write, tail);
         },
       },
     });

@@ -139,9 +139,9 @@ describe('Usage Agreement Only', () => {
       {},
       {
         commits: (real) => ({
-          run: async (write) => {
+          run: async (write, tail) => {
             await between.deactivate?.();
-            return real.run(write);
+            return real.run(write, tail);
           },
         }),
       },
