@@ -364,6 +364,9 @@ const PURGE_EVERY_MS = 3_600_000;
  * directory settings, one lookup over authd's socket, the store's status. The screen bounds each by its
  * deadline (an abandoned directory test ends at its own timeouts).
  */
+/** How much sooner than the Home screen's deadline the authd probe gives up (see homeProbes). */
+const AUTHD_PROBE_MARGIN_MS = 250;
+
 function homeProbes(store: Store, stateDir: string, log: (line: string) => void): HomeProbes {
   const deadlineMs = 2000;
   return {
@@ -375,8 +378,11 @@ function homeProbes(store: Store, stateDir: string, log: (line: string) => void)
       if (!tested.ok) throw new Error(tested.error.message);
       return { groupCount: tested.groupCount };
     },
+    // Its own deadline a little inside the Home screen's: authd silent that long is a failure ("not
+    // answering"), told the same way every time, never the race of two equal timers that could also say
+    // "unknown (timed out)".
     authd: async () => {
-      const probed = await probeAuthd(helperSocket(stateDir, 'session'), deadlineMs);
+      const probed = await probeAuthd(helperSocket(stateDir, 'session'), deadlineMs - AUTHD_PROBE_MARGIN_MS);
       if (!probed.ok) return { ok: false, detail: probed.detail };
       return {
         ok: true,
