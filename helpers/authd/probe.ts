@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import { parseReply } from '../../lib/helper-protocol/message.ts';
 import { askAuthd, type AskResult } from './ask.ts';
 
 /**
@@ -21,18 +23,14 @@ export interface LastLookup {
   answer: 'OK' | 'ERR';
 }
 
-/** The probe's answer line's last lookup, if it carries one (helpers/session-lookup.ts, #probeAnswer). */
+/** The probe's answer line (with its channel-ID) and its last lookup, if it carries one (helpers/session-lookup.ts, #probeAnswer). */
 export function lastLookupOf(line: string): LastLookup | undefined {
-  // Reply values are URL-escaped (an IPv6 address's colons may come as %3A).
-  const m =
-    / last_lookup_at=(\d{1,15}) last_lookup_ip=([0-9A-Fa-f:.%]{1,135}) last_lookup_answer=(OK|ERR)\b/.exec(
-      line,
-    );
-  if (m === null) return undefined;
-  const ip = (m[2] as string).replace(/%3A/gi, ':');
-  return /^[0-9A-Fa-f:.]{1,45}$/.test(ip)
-    ? { at: Number(m[1]), ip, answer: m[3] as 'OK' | 'ERR' }
-    : undefined;
+  const pairs = parseReply(line, true)?.pairs;
+  const at = Number(pairs?.get('last_lookup_at'));
+  const ip = pairs?.get('last_lookup_ip');
+  const answer = pairs?.get('last_lookup_answer');
+  if (!Number.isSafeInteger(at) || at < 0 || ip === undefined || isIP(ip) === 0) return undefined;
+  return answer === 'OK' || answer === 'ERR' ? { at, ip, answer } : undefined;
 }
 
 export async function probeAuthd(socketPath: string, deadlineMs: number): Promise<ProbeResult> {

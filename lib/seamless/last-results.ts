@@ -1,4 +1,5 @@
 import type { StatefulScheme } from '../helper-protocol/negotiate.ts';
+import { parseReply } from '../helper-protocol/message.ts';
 
 /**
  * The last seamless sign-on result authd saw per client address, for `doorman explain` ("why is this laptop
@@ -69,21 +70,12 @@ const TRAILING_CODE = /\(([A-Z][A-Z0-9_]+)\)$/;
  * user name is the `user=` value decoded, the message only read for its code, never kept.
  */
 export function resultOfReply(scheme: StatefulScheme, line: string, at: number): SeamlessResult | undefined {
-  const words = line.trimEnd().split(' ');
-  const [result] = words;
-  const value = (key: string): string | undefined => {
-    const pair = words.find((w) => w.startsWith(`${key}=`));
-    if (pair === undefined) return undefined;
-    try {
-      return decodeURIComponent(pair.slice(key.length + 1));
-    } catch {
-      return undefined;
-    }
-  };
-  if (result === 'OK') return { scheme, outcome: 'OK', reason: undefined, user: value('user'), at };
-  if (result !== 'ERR' && result !== 'BH') return undefined;
-  const message = value('message') ?? '';
-  return { scheme, outcome: result, reason: reasonOf(result, message), user: undefined, at };
+  const reply = parseReply(line.trimEnd(), false);
+  if (reply === undefined) return undefined;
+  if (reply.result === 'OK')
+    return { scheme, outcome: 'OK', reason: undefined, user: reply.pairs.get('user'), at };
+  const message = reply.pairs.get('message') ?? '';
+  return { scheme, outcome: reply.result, reason: reasonOf(reply.result, message), user: undefined, at };
 }
 
 function reasonOf(result: 'ERR' | 'BH', message: string): string {
