@@ -68,6 +68,12 @@ export async function gatherFacts(input: ExplainInput, deps: GatherDeps): Promis
   const registration =
     clientMac === undefined ? undefined : store.sessions.find({ kind: 'mac', value: clientMac });
   const settings = store.portal.load();
+  /**
+   * The directory in force, read once for both steps that need it, when first needed: a bind password this
+   * user cannot read fails the step that asks, as before.
+   */
+  let loaded: { applied: ReturnType<typeof store.directory.load> } | undefined;
+  const directory = () => (loaded ??= { applied: store.directory.load() }).applied;
   const socket = helperSocket(config.stateDir, 'session');
   const realm = readRealm(deps.seamlessRealm ?? (() => localSeamlessRealm(config, clock)));
   const [authd, seamless] = await Promise.all([
@@ -81,9 +87,9 @@ export async function gatherFacts(input: ExplainInput, deps: GatherDeps): Promis
     lookup:
       user === undefined || allow.length === 0
         ? ({ kind: 'not-asked' } as const)
-        : await groupLookup(store, user, allow, deps, deadlineMs),
+        : await groupLookup(directory(), user, allow, deps, deadlineMs),
   };
-  const icap = await icapFact(config, store, settings, ip, { now, registration }, deps.log);
+  const icap = await icapFact(config, store, settings, directory, ip, { now, registration }, deps.log);
   return {
     ip,
     now,
@@ -167,13 +173,12 @@ async function seamlessFact(
  * The user's groups from the directory in force (a connection of its own, closed after), within the deadline.
  */
 async function groupLookup(
-  store: GatherDeps['store'],
+  applied: ReturnType<GatherDeps['store']['directory']['load']>,
   user: string,
   allow: readonly string[],
   deps: GatherDeps,
   deadlineMs: number,
 ): Promise<GroupLookup> {
-  const applied = store.directory.load();
   if (applied === undefined) return { kind: 'no-directory', user };
   const directory = new Directory(applied.settings, applied.password, {
     clock: deps.clock,
@@ -211,13 +216,14 @@ async function icapFact(
   config: Config,
   store: GatherDeps['store'],
   settings: ReturnType<GatherDeps['store']['portal']['load']>,
+  directory: () => ReturnType<GatherDeps['store']['directory']['load']>,
   ip: string,
   known: { now: number; registration: ExplainFacts['registration'] },
   log: Log,
 ): Promise<IcapFact> {
   if (settings.mode === 'off') return { kind: 'off' };
   try {
-    const applied = store.directory.load()?.settings;
+    const applied = directory()?.settings;
     const decision = await decidePortal({
       settings,
       request: { clientIp: ip, clientUsername: undefined, proxyKey: undefined, ...PAGE_LOAD },
