@@ -152,9 +152,12 @@ logins_paired() { # logins_paired RUN
   local m
   local -A before=()
   m=$(machine_json)
+  local first=base second=head
+  # the one started first flips every run, as the order does unpaired
+  [ $(($1 % 2)) = 0 ] && first=head second=base
   for t in base head; do before[$t]=$(authd_ticks "$t"); done
-  login_load base > "$D/base/logins.json" &
-  login_load head > "$D/head/logins.json"
+  login_load "$first" > "$D/$first/logins.json" &
+  login_load "$second" > "$D/$second/logins.json"
   wait $!
   for t in base head; do
     login_record "$t" "$1" "$m" "$(cat "$D/$t/logins.json")" "$(( $(authd_ticks "$t") - before[$t] ))"
@@ -173,6 +176,8 @@ done
 if [ "$METRICS" = 1 ]; then
   scraped=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
   echo "  head's own count of what it served: $(grep -E '^doorman_lookups_total\{kind="session",answer="OK"\}' <<< "$scraped"), $(grep -E '^doorman_logins_total\{source="api"\}' <<< "$scraped")"
+  # how many logins shared a commit, on average (the group commit's batch; each commit is one write transaction)
+  echo "  head's commits: $(grep -E '^doorman_store_write_duration_seconds_count\{process="serve"\}' <<< "$scraped")"
 fi
 echo
 echo "Side by side (mean of $RUNS runs each, this invocation; cost = how much less head does than base):"
