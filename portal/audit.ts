@@ -2,6 +2,7 @@ import type { ParameterizedContext } from 'koa';
 import type { AuditInput, AuditKind } from '../lib/audit/event.ts';
 import { showValue } from '../lib/errors.ts';
 import { normaliseIp } from '../lib/net/address.ts';
+import type { Replaced, SessionSource } from '../lib/store/session-store.ts';
 import type { AuditRepository } from '../lib/store/store.ts';
 import type { PortalState } from './state.ts';
 
@@ -12,6 +13,19 @@ export const requestAddress = (ctx: Ctx): string => ctx.state.clientIp ?? normal
 
 /** The actor of a login API call: the API key's name (requireApiKey). */
 export const apiActor = (ctx: Ctx): string => `api-key:${ctx.state.apiKey ?? '-'}`;
+
+/**
+ * Whom a new session on a key replaced, for its event's detail: another user's live session there (the same
+ * user again is a renewal, not a replacement). `{replaced: user, source}`, or undefined.
+ */
+export function replacementOf(
+  username: string,
+  previous: Replaced | undefined,
+): { replaced: string; source: SessionSource } | undefined {
+  return previous === undefined || previous.username === username
+    ? undefined
+    : { replaced: previous.username, source: previous.source };
+}
 
 /** The actor of an admin screen's request: the signed-in administrator. */
 export const adminActor = (ctx: Ctx): string => `admin:${ctx.state.admin?.session.userName ?? '-'}`;

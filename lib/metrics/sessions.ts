@@ -24,7 +24,7 @@ const sessions = family((registry) => {
   });
   const ends = new Counter({
     name: 'doorman_session_ends_total',
-    help: 'Sessions ended before their time, by source and reason: logout (the logout API), replaced (an API login on the same address).',
+    help: 'Sessions ended before their time, by source and reason: logout (the logout API), replaced (another user signed in on the same address or device, through the login API or the splash page).',
     labelNames: ['source', 'reason'],
     registers: [registry],
   });

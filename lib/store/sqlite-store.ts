@@ -148,14 +148,19 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     // Squid cannot give the helper an IPv6 client's MAC. Both in one transaction, answered once committed
     // (the session helper sees them when the browser follows the redirect).
     startPortal: (start, { clientIp, settings }, audit) =>
-      audited(() => {
-        const session = sessions.start(start);
-        const bind = session.key.kind === 'mac' && clientIp.includes(':');
-        return {
-          session,
-          binding: bind ? sessions.start(addressBinding(session, clientIp, settings)) : undefined,
-        };
-      }, audit),
+      audited(
+        () => {
+          const replaced = typeof audit === 'function' ? sessions.replaced(start.key) : undefined;
+          const session = sessions.start(start);
+          const bind = session.key.kind === 'mac' && clientIp.includes(':');
+          return {
+            session,
+            binding: bind ? sessions.start(addressBinding(session, clientIp, settings)) : undefined,
+            replaced,
+          };
+        },
+        typeof audit === 'function' ? (started) => audit(started.replaced) : audit,
+      ),
     // The group is decided inside the transaction that writes, not when the request arrived: a Device Group
     // change ends the agreements of the groups it switches off in its own transaction, and SQLite runs the two
     // one after the other. Decided any earlier, a group switched off between the check and this write would

@@ -61,8 +61,9 @@ export interface SessionRepository {
   startPortal(
     start: StartSession,
     options: { clientIp: string; settings: PortalSettings },
-    audit?: Audited,
-  ): Promise<{ session: Session; binding: Session | undefined }>;
+    /** As start()'s: may be given the live session this one replaces on its key (a sign-in's detail.replaced). */
+    audit?: Audited | ((previous: Replaced | undefined) => Audited),
+  ): Promise<{ session: Session; binding: Session | undefined; replaced: Replaced | undefined }>;
   /**
    * Usage Agreement Only: `agreement:<group>` on `ip`, the group being the first active Device Group holding
    * it, decided inside the transaction that writes; undefined (nothing written) when no active group does.

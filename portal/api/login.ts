@@ -5,7 +5,7 @@ import type { AuditInput } from '../../lib/audit/event.ts';
 import type { Replaced } from '../../lib/store/session-store.ts';
 import { countLogin, countSessionEnd } from '../../lib/metrics/sessions.ts';
 import type { SessionRepository } from '../../lib/store/store.ts';
-import { apiActor } from '../audit.ts';
+import { apiActor, replacementOf } from '../audit.ts';
 import { invalidParam } from '../errors.ts';
 import { clientIpOf, paramsOf, type PortalState } from '../state.ts';
 import { parseTimeout } from './timeout.ts';
@@ -47,7 +47,7 @@ export function login(
     const key = { kind: 'ip', value: ip } as const;
     const actor = apiActor(ctx);
     /** The session this login replaces, as the writing transaction found it (for the metrics). */
-    let replaced: Replaced | undefined;
+    let replaced: ReturnType<typeof replacementOf>;
     // Answered only once committed: the helper can see the session when the client reads "ok". Its audit
     // events are written in the same transaction.
     await sessions.start(
@@ -58,7 +58,10 @@ export function login(
         ...(expiresAt === undefined ? {} : { expiresAt }),
         ...(idleSeconds === null ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
       },
-      (previous) => ((replaced = previous), loginEvent(actor, ip, parsed.username, previous)),
+      (previous) => (
+        (replaced = replacementOf(parsed.username, previous)),
+        loginEvent(actor, ip, parsed.username, previous)
+      ),
     );
     countLogin('api');
     if (replaced !== undefined) countSessionEnd(replaced.source, 'replaced');
@@ -85,6 +88,8 @@ export function loginEvent(
   before: Replaced | undefined,
 ): AuditInput {
   const login = { actor, user: username, address: ip };
-  if (before === undefined || before.username === username) return { kind: 'api.login', ...login };
-  return { kind: 'api.replaced', ...login, detail: { replaced: before.username, source: before.source } };
+  const replacement = replacementOf(username, before);
+  return replacement === undefined
+    ? { kind: 'api.login', ...login }
+    : { kind: 'api.replaced', ...login, detail: replacement };
 }

@@ -39,7 +39,8 @@ import { splashSignIn } from './sign-in.ts';
 import type { Message } from './views/layout.ts';
 import { formPage, type DeviceView, type FormMode } from './views/pages.ts';
 import { SPLASH_STYLE } from './views/style.ts';
-import { countLogin } from '../../lib/metrics/sessions.ts';
+import { replacementOf } from '../audit.ts';
+import { countLogin, countSessionEnd } from '../../lib/metrics/sessions.ts';
 import { countSplash, splashRefusal } from '../../lib/metrics/web.ts';
 
 export { MAX_PASSWORD_LENGTH, refusalText } from './sign-in.ts';
@@ -241,12 +242,23 @@ export function splashPages(context: SplashContext, deps: SplashDeps): RouterMid
       );
     }
     const { user, mac } = outcome;
+    // Another user's live session on the key (the address, or the MAC registered) is replaced: said in the
+    // event's detail and counted, as the login API's are.
     const start = (session: StartSession, what: string, audit: AuditInput) =>
-      sessions.startPortal(session, { clientIp: ip, settings }, audit).then(() => {
-        countSplash(session.source === 'registration' ? 'registered' : 'signed_in');
-        countLogin(session.source);
-        signedIn(session.username, what);
-      });
+      sessions
+        .startPortal(session, { clientIp: ip, settings }, (previous) => {
+          const replacement = replacementOf(session.username, previous);
+          return replacement === undefined
+            ? audit
+            : { ...audit, detail: { ...audit.detail, ...replacement } };
+        })
+        .then(({ replaced }) => {
+          countSplash(session.source === 'registration' ? 'registered' : 'signed_in');
+          countLogin(session.source);
+          const replacement = replacementOf(session.username, replaced);
+          if (replacement !== undefined) countSessionEnd(replacement.source, 'replaced');
+          signedIn(session.username, what);
+        });
     const event = { actor: `user:${user}`, user, address: ip } as const;
     if (mac !== undefined) {
       return start(

@@ -8,6 +8,7 @@ import { CidrSet, type DeviceGroup, type PortalSettings } from '../../portal/set
 import {
   idleGraceMs,
   toSession,
+  type Replaced,
   type Session,
   type SessionKey,
   type SessionSource,
@@ -217,9 +218,13 @@ export class PgSessions implements SessionRepository {
   startPortal(
     start: StartSession,
     options: { clientIp: string; settings: PortalSettings },
-    audit?: Audited,
-  ): Promise<{ session: Session; binding: Session | undefined }> {
+    audit?: Audited | ((previous: Session | undefined) => Audited),
+  ): Promise<{ session: Session; binding: Session | undefined; replaced: Replaced | undefined }> {
     return this.#batch.run(async (tx, context) => {
+      // The session replaced, as this box's copy has it when the write runs (as a login's, #loginAudit).
+      const previous = this.#table.find(start.key, context.now);
+      const replaced =
+        previous === undefined ? undefined : { username: previous.username, source: previous.source };
       const row = await upsert(tx, context, start);
       const session = toSession(row);
       // A registration from an IPv6 client: Squid cannot give the helper its MAC, so its address is bound too.
@@ -227,8 +232,8 @@ export class PgSessions implements SessionRepository {
         session.key.kind === 'mac' && options.clientIp.includes(':')
           ? await upsert(tx, context, addressBinding(session, options.clientIp, options.settings))
           : undefined;
-      const value = { session, binding: bound === undefined ? undefined : toSession(bound) };
-      const records = await this.#audit(tx, context, audit);
+      const value = { session, binding: bound === undefined ? undefined : toSession(bound), replaced };
+      const records = await this.#audit(tx, context, typeof audit === 'function' ? audit(previous) : audit);
       return { value, rows: bound === undefined ? [row] : [row, bound], audit: records };
     });
   }

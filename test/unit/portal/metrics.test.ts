@@ -24,15 +24,17 @@ const sample = async (series: string) => {
 };
 
 describe('login API metrics', () => {
-  it('counts logins, a login replacing a session, and a logout, by source; live sessions by source', async () => {
+  it("counts logins, a login replacing another user's session (not a renewal), and a logout, by source; live sessions by source", async () => {
     const login = (username: string, from: string) =>
       portal.post('/api/login/', { api_key: portal.key, username }, from);
     expect((await login('alice', '127.0.0.2')).status).toBe(200);
     expect((await login('bob', '127.0.0.3')).status).toBe(200);
     expect((await login('carol', '127.0.0.2')).status).toBe(200);
+    // carol again: a renewal, not a replacement
+    expect((await login('carol', '127.0.0.2')).status).toBe(200);
     expect((await portal.post('/api/logout/', { api_key: portal.key }, '127.0.0.3')).status).toBe(200);
     expect((await portal.post('/api/logout/', { api_key: portal.key }, '127.0.0.4')).status).toBe(200);
-    expect(await sample('doorman_logins_total{source="api"}')).toBe(3);
+    expect(await sample('doorman_logins_total{source="api"}')).toBe(4);
     expect(await sample('doorman_logins_total{source="portal"}')).toBe(0);
     expect(await sample('doorman_session_ends_total{source="api",reason="replaced"}')).toBe(1);
     expect(await sample('doorman_session_ends_total{source="api",reason="logout"}')).toBe(1);

@@ -79,6 +79,38 @@ export function describeAudit(openSite: OpenSite<Needs>): void {
       expect((await store.audit.list({ limit: 10 })).events).toEqual([]);
     });
 
+    it('a splash sign-in is given the live session it replaces on its key, read in its write, and returns it', async () => {
+      const { store } = await one();
+      const settings = { idleTimeoutMinutes: null, hardTimeoutMinutes: null } as never;
+      await store.sessions.start({ key: ip('10.0.0.7'), username: 'alice', source: 'api' });
+      const given: Array<string | undefined> = [];
+      const started = await store.sessions.startPortal(
+        { key: ip('10.0.0.7'), username: 'bob', source: 'portal' },
+        { clientIp: '10.0.0.7', settings },
+        (previous) => (
+          given.push(previous?.username),
+          {
+            kind: 'portal.sign-in',
+            actor: 'user:bob',
+            user: 'bob',
+            address: '10.0.0.7',
+            detail: { ...previous },
+          }
+        ),
+      );
+      expect(given).toEqual(['alice']);
+      expect(started.replaced).toEqual({ username: 'alice', source: 'api' });
+      expect(started.session.username).toBe('bob');
+      const [event] = (await store.audit.list({ limit: 10 })).events;
+      expect(event).toMatchObject({ kind: 'portal.sign-in', detail: { username: 'alice', source: 'api' } });
+      const fresh = await store.sessions.startPortal(
+        { key: ip('10.0.0.8'), username: 'carol', source: 'portal' },
+        { clientIp: '10.0.0.8', settings },
+        () => ({ kind: 'portal.sign-in', actor: 'user:carol', user: 'carol', address: '10.0.0.8' }),
+      );
+      expect(fresh.replaced).toBeUndefined();
+    });
+
     it("an agreement's event names the Device Group decided in its transaction", async () => {
       const { store } = await one();
       await store.deviceGroups.create({ name: 'Guests', cidrs: ['10.9.0.0/16'], active: true });
