@@ -1,5 +1,5 @@
-import { Counter, Histogram } from 'prom-client';
 import { FAST_BUCKETS } from './buckets.ts';
+import { everySeries, SlotCounter, SlotHistogram } from './fixed.ts';
 import { family } from './registry.ts';
 
 /**
@@ -11,32 +11,30 @@ import { family } from './registry.ts';
 export const ICAP_ANSWERS = ['204', 'unmodified', '302', '511', 'other_http', 'options', 'error'] as const;
 export type IcapAnswer = (typeof ICAP_ANSWERS)[number];
 
-const icap = family((registry) => {
-  const answers = new Counter({
+const SERIES = everySeries({ answer: ICAP_ANSWERS });
+
+// Counted on every ICAP request (a page load of every intercepted client): in fixed slots (fixed.ts), no label
+// key built per request.
+const icap = family((registry) => ({
+  answers: new SlotCounter(registry, {
     name: 'doorman_icap_answers_total',
     help: 'ICAP answers to Squid, by answer: 204, unmodified, 302 (splash redirect), 511, other_http, options, error.',
-    labelNames: ['answer'],
-    registers: [registry],
-  });
-  const seconds = new Histogram({
+    series: SERIES,
+  }),
+  seconds: new SlotHistogram(registry, {
     name: 'doorman_icap_duration_seconds',
     help: 'Time from an ICAP request read to its answer (the decision), by answer.',
-    labelNames: ['answer'],
-    buckets: [...FAST_BUCKETS],
-    registers: [registry],
-  });
-  for (const answer of ICAP_ANSWERS) {
-    answers.inc({ answer }, 0);
-    seconds.zero({ answer });
-  }
-  return { answers, seconds };
-});
+    series: SERIES,
+    buckets: FAST_BUCKETS,
+  }),
+}));
 
 /** One answer; `seconds` undefined for a request that never reached a decision (malformed, timed out). */
 export function countIcap(answer: IcapAnswer, seconds?: number): void {
   const m = icap();
-  m.answers.inc({ answer });
-  if (seconds !== undefined) m.seconds.observe({ answer }, seconds);
+  const slot = ICAP_ANSWERS.indexOf(answer);
+  m.answers.inc(slot);
+  if (seconds !== undefined) m.seconds.observe(slot, seconds);
 }
 
 /** The answer label of an HTTP status sent back through ICAP. */

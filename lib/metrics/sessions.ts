@@ -1,6 +1,7 @@
 import { Counter, Gauge } from 'prom-client';
 import { type AuditRecord, EXPIRY_REASONS } from '../audit/event.ts';
 import { SessionSources, type SessionSource } from '../store/session-store.ts';
+import { everySeries, SlotCounter } from './fixed.ts';
 import { family } from './registry.ts';
 
 /**
@@ -15,18 +16,21 @@ export type LiveSessionCount = (source: SessionSource) => number | undefined;
 
 let liveSessions: LiveSessionCount = () => undefined;
 
+const LOGIN_SERIES = everySeries({ source: SessionSources });
+/** By source, then reason: a source's slots are SESSION_END_REASONS.length wide (countSessionEnd). */
+const END_SERIES = everySeries({ source: SessionSources, reason: SESSION_END_REASONS });
+
 const sessions = family((registry) => {
-  const logins = new Counter({
+  // Counted on every login: fixed slots (fixed.ts), no label key built per login.
+  const logins = new SlotCounter(registry, {
     name: 'doorman_logins_total',
     help: 'Sessions started, by source: api (the login API), portal (a splash sign-in), registration (a device registered by MAC), agreement (a usage policy accepted).',
-    labelNames: ['source'],
-    registers: [registry],
+    series: LOGIN_SERIES,
   });
-  const ends = new Counter({
+  const ends = new SlotCounter(registry, {
     name: 'doorman_session_ends_total',
     help: 'Sessions ended before their time, by source and reason: logout (the logout API), replaced (another user signed in on the same address or device, through the login API or the splash page).',
-    labelNames: ['source', 'reason'],
-    registers: [registry],
+    series: END_SERIES,
   });
   const byAdmin = new Counter({
     name: 'doorman_sessions_ended_by_admin_total',
@@ -52,20 +56,18 @@ const sessions = family((registry) => {
       }
     },
   });
-  for (const source of SessionSources) {
-    logins.inc({ source }, 0);
-    for (const reason of SESSION_END_REASONS) ends.inc({ source, reason }, 0);
-    for (const reason of EXPIRY_REASONS) purged.inc({ source, reason }, 0);
-  }
+  for (const source of SessionSources) for (const reason of EXPIRY_REASONS) purged.inc({ source, reason }, 0);
   return { logins, ends, byAdmin, purged };
 });
 
 export function countLogin(source: SessionSource): void {
-  sessions().logins.inc({ source });
+  sessions().logins.inc(SessionSources.indexOf(source));
 }
 
 export function countSessionEnd(source: SessionSource, reason: SessionEndReason): void {
-  sessions().ends.inc({ source, reason });
+  sessions().ends.inc(
+    SessionSources.indexOf(source) * SESSION_END_REASONS.length + SESSION_END_REASONS.indexOf(reason),
+  );
 }
 
 export function countEndedByAdmin(ended: number): void {
