@@ -1,3 +1,4 @@
+import { SEE_AUTHD_LOG } from './log-hint.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { dbPath } from '../../lib/config/load.ts';
 import type { Config } from '../../lib/config/schema.ts';
@@ -74,7 +75,7 @@ export function createDirectoryService(options: {
       handle: (request) => {
         const current = runtime.get();
         return current === undefined
-          ? bh('settings unavailable, see cache.log')
+          ? bh(`settings unavailable, ${SEE_AUTHD_LOG}`)
           : check(current.runtime.current, request, { guesses: current.guesses, log });
       },
     }),

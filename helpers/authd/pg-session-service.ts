@@ -1,3 +1,4 @@
+import { SEE_AUTHD_LOG } from './log-hint.ts';
 import { systemClock, type Clock } from '../../lib/clock.ts';
 import { bh } from '../../lib/helper-protocol/message.ts';
 import type { Log } from '../../lib/log.ts';
@@ -102,7 +103,7 @@ export function createPgSessionService(options: PgSessionServiceOptions): Sessio
       handle: (request) =>
         replica.loaded()
           ? lookup.handle(request)
-          : bh('sessions not loaded yet from PostgreSQL, see cache.log'),
+          : bh(`sessions not loaded yet from PostgreSQL, ${SEE_AUTHD_LOG}`),
       afterBatch: () => flushSeen(),
     },
     async close() {

@@ -1,3 +1,4 @@
+import { SEE_AUTHD_LOG } from './log-hint.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { bh, type HelperReply, type HelperRequest } from '../../lib/helper-protocol/message.ts';
 import type { HelperHandlers } from '../../lib/helper-protocol/run.ts';
@@ -43,7 +44,7 @@ const SEEN_PER_FLUSH = 2000;
 const FLUSH_RETRY_MS = 1000;
 /** At exit nobody is waiting for an answer any more: the last flush may wait this long for the lock. */
 const FINAL_FLUSH_BUSY_TIMEOUT_MS = 2000;
-const UNAVAILABLE = 'session DB unavailable, see cache.log';
+const UNAVAILABLE = `session DB unavailable, ${SEE_AUTHD_LOG}`;
 
 export function createSessionService(options: SessionServiceOptions): SessionService {
   const { log } = options;
@@ -113,7 +114,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       const started = since ?? Date.now();
       if (Date.now() - started >= BUSY_DEADLINE_MS) {
         log(`session DB busy for ${BUSY_DEADLINE_MS} ms (locked by another process): answered BH`);
-        return bh('session DB busy, see cache.log');
+        return bh(`session DB busy, ${SEE_AUTHD_LOG}`);
       }
       return new Promise((resolve) => {
         setTimeout(() => resolve(answer(request, started, attempt + 1)), backoffMs(attempt));
