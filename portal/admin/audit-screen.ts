@@ -4,7 +4,7 @@ import type { AddRoute } from '../middleware/allow-methods.ts';
 import type { PortalState } from '../state.ts';
 import { AUDIT_PAGE_SIZE, readAuditFilters } from './audit-filters.ts';
 import type { AdminPaths } from './paths.ts';
-import { adminOf } from './session.ts';
+import { chromeOf, sendPage } from './screen.ts';
 import { auditPage } from './views/audit.ts';
 
 export interface AuditScreenContext {
@@ -31,19 +31,19 @@ export function auditScreen(
       async function showAudit(ctx) {
         const { values, query, problems } = readAuditFilters(new URLSearchParams(ctx.querystring));
         const page = problems.length > 0 ? undefined : await audit.list({ ...query, limit: AUDIT_PAGE_SIZE });
-        const admin = adminOf(ctx);
-        ctx.status = problems.length > 0 ? 400 : 200;
-        ctx.type = 'text/html; charset=utf-8';
-        ctx.body = auditPage({
-          paths: context.paths,
-          user: admin.session.userName,
-          csrf: admin.session.csrfToken,
-          values,
-          problems,
-          page,
-          older: query.before !== undefined,
-          retentionDays: context.retentionDays,
-        });
+        sendPage(
+          ctx,
+          problems.length > 0 ? 400 : 200,
+          auditPage({
+            paths: context.paths,
+            ...chromeOf(ctx),
+            values,
+            problems,
+            page,
+            older: query.before !== undefined,
+            retentionDays: context.retentionDays,
+          }),
+        );
       },
     ],
   });

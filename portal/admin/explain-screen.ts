@@ -6,7 +6,7 @@ import type { FieldProblem } from '../../lib/validation/problems.ts';
 import type { AddRoute } from '../middleware/allow-methods.ts';
 import type { PortalState } from '../state.ts';
 import type { ScreenContext } from './portal-screen.ts';
-import { adminOf } from './session.ts';
+import { chromeOf, sendPage } from './screen.ts';
 import { EXPLAIN_FIELDS, explainPage, type ExplainField, type ExplainView } from './views/explain.ts';
 
 /**
@@ -32,12 +32,8 @@ export function explainScreen(
   explainer: Explainer | undefined,
 ): void {
   const { paths, signedIn, log } = context;
-  const render = (ctx: Ctx, status: number, view: Omit<ExplainView, 'paths' | 'user' | 'csrf'>) => {
-    const { session } = adminOf(ctx);
-    ctx.status = status;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = explainPage({ paths, user: session.userName, csrf: session.csrfToken, ...view });
-  };
+  const render = (ctx: Ctx, status: number, view: Omit<ExplainView, 'paths' | 'user' | 'csrf'>) =>
+    sendPage(ctx, status, explainPage({ paths, ...chromeOf(ctx), ...view }));
   route('/admin/explain', {
     GET: [
       ...signedIn,

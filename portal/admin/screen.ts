@@ -7,9 +7,10 @@ import type { ScreenContext } from './portal-screen.ts';
 import { adminOf } from './session.ts';
 
 /**
- * What the Home, Sessions, API keys and Admins screens share: the steps of every POST (signed in, a capped
- * form of the handler's fields only, the session's CSRF token, then the handler) and the sending of a page.
- * Each action is one named handler, so the audit trail records it with one line there.
+ * What the Home, Sessions, Explain, API keys, Admins and Audit screens share: the sending of a page with its
+ * chrome (the admin's name and CSRF token), and the steps of every POST (signed in, a capped form of the
+ * handler's fields only, the session's CSRF token, then the handler). Each action is one named handler, so
+ * the audit trail records it with one line there.
  */
 
 type Ctx = ParameterizedContext<PortalState>;
