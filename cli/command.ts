@@ -1,4 +1,3 @@
-import { userInfo } from 'node:os';
 import { countExpiries } from '../lib/metrics/sessions.ts';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { AuditInput } from '../lib/audit/event.ts';
@@ -9,6 +8,7 @@ import { openDatabase, type OpenOptions } from '../lib/store/database.ts';
 import { openStore, type OpenStoreOptions } from '../lib/store/open-store.ts';
 import { SignInFailureStore } from '../lib/store/sign-in-failure-store.ts';
 import type { Store } from '../lib/store/store.ts';
+import { processUser } from '../lib/process-user.ts';
 import { becomeServiceUser } from '../lib/system/service-user.ts';
 
 /** Exit codes: 0 done, 1 it failed (see stderr), 2 the command line was wrong. */
@@ -90,15 +90,7 @@ export interface Stores {
  * Who runs this command, for the audit trail: `cli:<OS user>`, read before the CLI becomes the service user
  * (the user sudo was run by, when it was).
  */
-export const CLI_ACTOR = `cli:${process.env['SUDO_USER'] ?? safeUserName()}`;
-
-function safeUserName(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return `uid ${process.getuid?.() ?? '?'}`;
-  }
-}
+export const CLI_ACTOR = `cli:${process.env['SUDO_USER'] ?? processUser()}`;
 
 /**
  * The store and the box's own DB, opened as the service user (see becomeServiceUser): never leave root-owned

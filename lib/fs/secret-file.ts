@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import { DoormanError } from '../errors.ts';
+import { processUser } from '../process-user.ts';
 import { readCappedFd } from './read-capped.ts';
 
 /** A secret file's first line is a password or a token: a few KiB at most. */
@@ -21,7 +21,7 @@ export function readSecretFile(path: string, what: string): string {
     if (uid !== undefined && stat.uid !== uid)
       throw new DoormanError(
         'UNSAFE_PATH',
-        `${what} ${path} belongs to uid ${stat.uid}: it must be ${processUser(uid)}'s, the user Doorman runs as (chown it)`,
+        `${what} ${path} belongs to uid ${stat.uid}: it must be ${processUser({ withUid: true })}'s, the user Doorman runs as (chown it)`,
       );
     if ((stat.mode & 0o077) !== 0)
       throw new DoormanError(
@@ -32,14 +32,5 @@ export function readSecretFile(path: string, what: string): string {
     return line.replace(/\r$/, '');
   } finally {
     closeSync(fd);
-  }
-}
-
-/** "proxy (uid 13)", or "uid 13" when the user has no name. */
-function processUser(uid: number): string {
-  try {
-    return `${userInfo().username} (uid ${uid})`;
-  } catch {
-    return `uid ${uid}`;
   }
 }

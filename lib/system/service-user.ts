@@ -11,12 +11,12 @@ import {
   openSync,
   statSync,
 } from 'node:fs';
-import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { dbPath } from '../config/load.ts';
 import { DoormanError } from '../errors.ts';
 import { trustedDirectoryPath } from '../fs/root-owned.ts';
+import { processUser } from '../process-user.ts';
 
 export interface Account {
   uid: number;
@@ -141,7 +141,7 @@ export function checkStateDir(config: Config): void {
 
 function whyUnreachable(dir: string, error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
-  const who = currentUser();
+  const who = processUser({ withUid: true, noun: 'user' });
   if (code !== 'EACCES' && code !== 'EPERM') return `${dir}: ${(error as Error).message}`;
   // From the root down: the first directory this user may not enter is the one to fix.
   const chain: string[] = [];
@@ -176,14 +176,5 @@ function describe(path: string): string {
     return `mode 0${(s.mode & 0o7777).toString(8)}, owner uid ${s.uid}`;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code ?? 'cannot be examined';
-  }
-}
-
-function currentUser(): string {
-  const uid = process.getuid?.();
-  try {
-    return `user ${userInfo().username} (uid ${uid})`;
-  } catch {
-    return `uid ${uid}`;
   }
 }
