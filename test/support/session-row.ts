@@ -15,5 +15,3 @@ export const sessionRow = (over: Partial<SessionRow> = {}): SessionRow => ({
   change: 1,
   ...over,
 });
-
-export const ip = (value: string) => ({ kind: 'ip' as const, value });

@@ -9,18 +9,15 @@ import { systemClock } from '../../../lib/clock.ts';
 import { openDatabase } from '../../../lib/store/database.ts';
 import type { Db } from '../../../lib/store/database.ts';
 import { SessionStore } from '../../../lib/store/session-store.ts';
-import type { SessionKey } from '../../../lib/store/session-store.ts';
 import { squidReadsReply } from '../lib/helper-protocol/squid-model.ts';
 import type { SquidReadReply } from '../lib/helper-protocol/squid-model.ts';
+import { ip, mac } from '../../support/session-keys.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 /** The pinned Node (24, runs .ts), not whatever `node` is on PATH. */
 const NODE = join(ROOT, 'node_modules', 'node', 'bin', 'node');
 // What Squid runs: the compiled helper (npm test builds it first).
 const HELPER = join(ROOT, 'dist', 'helpers', 'session-acl.js');
-
-const ip = (value: string): SessionKey => ({ kind: 'ip', value });
-const mac = (value: string): SessionKey => ({ kind: 'mac', value });
 
 /** A reply line as Squid accepts it, with the channel-ID this helper always runs with. */
 const REPLY_LINE = /^(\d+ )?(OK|ERR|BH)( [A-Za-z0-9_-]+=[A-Za-z0-9\-._~%]*)*$/;

@@ -20,10 +20,9 @@ import type { Db } from '../../../lib/store/database.ts';
 import { SessionStore } from '../../../lib/store/session-store.ts';
 import type { SessionKey } from '../../../lib/store/session-store.ts';
 import { squidEscapeField, squidReadsReply } from '../lib/helper-protocol/squid-model.ts';
+import { ip, mac } from '../../support/session-keys.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
-const ip = (value: string): SessionKey => ({ kind: 'ip', value });
-const mac = (value: string): SessionKey => ({ kind: 'mac', value });
 
 /**
  * The request Squid 5 sends for `%SRC %>eui` with concurrency: channel, escaped fields, then the acl's

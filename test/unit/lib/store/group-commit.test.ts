@@ -6,9 +6,9 @@ import { SessionStore } from '../../../../lib/store/session-store.ts';
 import { ManualTimers, settle } from '../../../support/manual-timers.ts';
 import { rejection } from '../../../support/thrown.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
+import { ip } from '../../../support/session-keys.ts';
 
 const tmp = useTempDb('doorman-group-commit-');
-const ip = (value: string) => ({ kind: 'ip' as const, value });
 
 describe('GroupCommit', () => {
   it('commits the writes of one event-loop turn together, in order, and resolves each with its result', async () => {

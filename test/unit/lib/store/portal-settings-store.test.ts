@@ -4,10 +4,11 @@ import { ManualClock } from '../../../../lib/clock.ts';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../lib/portal/settings.ts';
 import { StoreBusyError } from '../../../../lib/store/busy.ts';
 import { PortalSettingsStore } from '../../../../lib/store/portal-settings-store.ts';
-import { SessionStore, type Session, type SessionKey } from '../../../../lib/store/session-store.ts';
+import { SessionStore, type Session } from '../../../../lib/store/session-store.ts';
 import { ManualTimers } from '../../../support/manual-timers.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
 import { rejection, thrown } from '../../../support/thrown.ts';
+import { ip } from '../../../support/session-keys.ts';
 
 /**
  * What PortalSettingsStore does with a row it cannot read, while another process holds the write lock, and
@@ -73,7 +74,6 @@ describe('PortalSettingsStore', () => {
 describe('a save and the session helper', () => {
   const MINUTE = 60_000;
   const T0 = Date.UTC(2026, 2, 10, 12);
-  const ip = (value: string): SessionKey => ({ kind: 'ip', value });
   const base = (fields: Partial<PortalSettings>): PortalSettings => ({
     ...DEFAULT_PORTAL_SETTINGS,
     mode: 'authentication',

@@ -4,8 +4,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../lib/clock.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
-import type { SessionKey } from '../../../../lib/store/session-store.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
+import { ip } from '../../../support/session-keys.ts';
 
 /**
  * What SessionStore does beyond the session repository's contract (contract/sessions.ts, run on SQLite by
@@ -15,8 +15,6 @@ import { useTempDb } from '../../../support/temp-db.ts';
 
 const WORKER = join(import.meta.dirname, 'fixtures', 'db-worker.ts');
 const T0 = Date.UTC(2026, 0, 1);
-
-const ip = (value: string): SessionKey => ({ kind: 'ip', value });
 
 const tmp = useTempDb('doorman-sessions-');
 let clock: ManualClock;

@@ -13,6 +13,7 @@ import { openSqliteStore, type SqliteStoreOptions } from '../../../../lib/store/
 import { ManualTimers, settle } from '../../../support/manual-timers.ts';
 import { rejection } from '../../../support/thrown.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
+import { ip } from '../../../support/session-keys.ts';
 
 /**
  * What only the SQLite store does: group commit, a write lock held by another process, close. What every store
@@ -21,7 +22,6 @@ import { useTempDb } from '../../../support/temp-db.ts';
 
 const tmp = useTempDb('doorman-sqlite-store-');
 const NOW = Date.UTC(2026, 5, 1, 9);
-const ip = (value: string) => ({ kind: 'ip' as const, value });
 const settings = (over: Partial<PortalSettings> = {}): PortalSettings => ({
   ...structuredClone(DEFAULT_PORTAL_SETTINGS),
   ...over,

@@ -13,6 +13,7 @@ import {
   type Browser,
   textOf,
 } from './harness.ts';
+import { ip } from '../../../support/session-keys.ts';
 
 let portal: AdminPortal | undefined;
 afterEach(async () => {
@@ -80,7 +81,6 @@ function noticeOf(page: string): string {
 function startSession(p: AdminPortal, source: SessionSource, key: SessionKey, username = 'someone'): void {
   p.sessions.start({ key, source, username });
 }
-const ip = (value: string): SessionKey => ({ kind: 'ip', value });
 
 describe('the captive portal screen', () => {
   it('sends a visitor who is not signed in to the sign-in page, for every page and form', async () => {

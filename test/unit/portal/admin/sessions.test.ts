@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionKey } from '../../../../lib/store/session-store.ts';
 import { csrfOf, textOf, useAdminPortal, type AdminPortal, type Browser } from './harness.ts';
 import { unlabelled } from './page-text.ts';
+import { ip, mac } from '../../../support/session-keys.ts';
 
 const { start } = useAdminPortal();
-
-const ip = (value: string): SessionKey => ({ kind: 'ip', value });
-const mac = (value: string): SessionKey => ({ kind: 'mac', value });
 
 /** A portal with Alice on two addresses and a MAC, Bob on one, and a signed-in browser. */
 async function seeded(): Promise<{ p: AdminPortal; b: Browser; csrf: string }> {

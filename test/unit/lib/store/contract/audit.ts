@@ -4,7 +4,8 @@ import type { AuditQuery } from '../../../../../lib/audit/query.ts';
 import type { AuditRepository } from '../../../../../lib/store/store.ts';
 import { rejection } from '../../../../support/thrown.ts';
 import type { ContractStore, OpenSite } from './site.ts';
-import { ip, mac, MINUTE, T0 } from './sessions.ts';
+import { ip, mac } from '../../../../support/session-keys.ts';
+import { MINUTE, T0 } from './sessions.ts';
 
 /**
  * The audit trail's contract (AuditRepository, and the `audit` arguments of the session writes), whichever

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceGroupInputError } from '../../../../../lib/store/device-group-rules.ts';
-import type { SessionKey } from '../../../../../lib/store/session-store.ts';
 import type { SessionRepository } from '../../../../../lib/store/store.ts';
 import { rejection } from '../../../../support/thrown.ts';
 import type { Box, ContractStore, OpenSite } from './site.ts';
+import { ip } from '../../../../support/session-keys.ts';
 
 /**
  * The Device Groups' contract (DeviceGroupRepository), whichever engine: what DeviceGroupStore's own tests
@@ -107,7 +107,6 @@ export function describeDeviceGroups(openSite: OpenSite<Needs>): void {
   });
 
   describe('Usage Agreement sessions follow the active groups', () => {
-    const ip = (value: string): SessionKey => ({ kind: 'ip', value });
     const agree = (sessions: SessionRepository, address: string, group: string) =>
       sessions.start({ key: ip(address), username: `agreement:${group}`, source: 'agreement' });
     /**

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../../lib/portal/settings.ts';
 import type { SessionKey } from '../../../../../lib/store/session-store.ts';
 import type { Box, ContractStore, OpenSite } from './site.ts';
+import { ip, mac } from '../../../../support/session-keys.ts';
 
 /**
  * The captive portal settings' contract (PortalSettingsRepository), whichever engine: what
@@ -171,8 +172,6 @@ export function describePortalSettings(openSite: OpenSite<Needs>): void {
   describe('a save applies the new limits to the portal sessions already open', () => {
     /** Server local midnight, whatever TZ the tests run in. */
     const midnight = (y: number, m: number, d: number) => new Date(y, m - 1, d).getTime();
-    const ip = (value: string): SessionKey => ({ kind: 'ip', value });
-    const mac = (value: string): SessionKey => ({ kind: 'mac', value });
     /** A live session's limits as the box that saved has them: at once, once its save has resolved. */
     const limits = (box: Box<Needs>, key: SessionKey) => {
       const found = box.store.sessions.find(key);

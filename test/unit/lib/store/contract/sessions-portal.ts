@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { registrationSession } from '../../../../../lib/portal/portal-sessions.ts';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../../lib/portal/settings.ts';
 import type { OpenSite } from './site.ts';
-import { ip, login, mac, MINUTE, sites, T0, usersOf, type Needs } from './sessions.ts';
+import { ip, mac } from '../../../../support/session-keys.ts';
+import { login, MINUTE, sites, T0, usersOf, type Needs } from './sessions.ts';
 
 /**
  * The sessions' contract, continued (sessions.ts has the rest): what the splash page writes (a registration

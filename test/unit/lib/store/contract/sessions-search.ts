@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { SessionSearch } from '../../../../../lib/store/session-search.ts';
 import type { SessionRepository } from '../../../../../lib/store/store.ts';
 import type { OpenSite } from './site.ts';
-import { ip, login, mac, MINUTE, sites, T0, usersOf, type Needs } from './sessions.ts';
+import { ip, mac } from '../../../../support/session-keys.ts';
+import { login, MINUTE, sites, T0, usersOf, type Needs } from './sessions.ts';
 
 /** The keys of a page, and whether more follow. */
 const keysOf = (sessions: SessionRepository, search: Partial<SessionSearch> & Pick<SessionSearch, 'by'>) => {

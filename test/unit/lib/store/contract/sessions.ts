@@ -3,6 +3,7 @@ import type { SessionKey } from '../../../../../lib/store/session-store.ts';
 import type { SessionRepository } from '../../../../../lib/store/store.ts';
 import { rejection } from '../../../../support/thrown.ts';
 import type { Box, ContractStore, OpenSite } from './site.ts';
+import { ip, mac } from '../../../../support/session-keys.ts';
 
 /**
  * The sessions' contract (SessionRepository), whichever engine: one live identity per key, on a site of boxes
@@ -13,8 +14,6 @@ import type { Box, ContractStore, OpenSite } from './site.ts';
 
 export const T0 = Date.UTC(2026, 0, 1);
 export const MINUTE = 60_000;
-export const ip = (value: string): SessionKey => ({ kind: 'ip', value });
-export const mac = (value: string): SessionKey => ({ kind: 'mac', value });
 
 export type Needs = Pick<ContractStore, 'sessions' | 'deviceGroups'>;
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { usePgSite } from '../../../../harness/pg-site.ts';
 import { describeAudit } from '../contract/audit.ts';
-import { ip, T0 } from '../contract/sessions.ts';
+import { ip } from '../../../../support/session-keys.ts';
+import { T0 } from '../contract/sessions.ts';
 
 /** The audit trail on a real PostgreSQL: the contract, and what only this engine has. */
 describe('the audit trail on PostgreSQL (a real PostgreSQL 15)', { timeout: 30_000 }, () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { OwnWrites } from '../../../../../lib/store/postgres/own-writes.ts';
 import { SessionTable } from '../../../../../lib/store/postgres/session-table.ts';
-import { ip, sessionRow } from '../../../../support/session-row.ts';
+import { ip } from '../../../../support/session-keys.ts';
+import { sessionRow } from '../../../../support/session-row.ts';
 
 const row = sessionRow;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SessionTable, type SessionRow } from '../../../../../lib/store/postgres/session-table.ts';
-import { ip, sessionRow } from '../../../../support/session-row.ts';
+import { ip } from '../../../../support/session-keys.ts';
+import { sessionRow } from '../../../../support/session-row.ts';
 
 const row = sessionRow;
 

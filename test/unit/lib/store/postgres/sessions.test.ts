@@ -6,7 +6,8 @@ import { usePgSite } from '../../../../harness/pg-site.ts';
 import { rejection } from '../../../../support/thrown.ts';
 import { describePortalSessions } from '../contract/sessions-portal.ts';
 import { describeSessionSearch } from '../contract/sessions-search.ts';
-import { describeSessions, ip, T0 } from '../contract/sessions.ts';
+import { ip } from '../../../../support/session-keys.ts';
+import { describeSessions, T0 } from '../contract/sessions.ts';
 
 /**
  * A seam for a box's replica (ReplicaOptions.applying) that holds the first read bringing the sessions up to
