@@ -15,6 +15,8 @@ import { planCopy, type CopyPlan } from '../../lib/store/postgres/copy.ts';
 import {
   COPIED_TABLES,
   copyIntoPostgres,
+  inSqliteSnapshot,
+  readSqliteAudit,
   readSqliteRows,
   type CopiedTable,
   type CopyCounts,
@@ -51,8 +53,9 @@ database for several (config "store").
             (doorman serve migrates at start too)
   copy      copy this box's SQLite DB into the PostgreSQL database at URL, so a one-box site keeps its
             sessions when it grows: live sessions, API keys, admins and their unexpired sign-ins, Device
-            Groups, the directory and portal settings, all in one transaction (all or nothing). The
-            database is migrated first; one that already holds any of these is refused unless --replace.
+            Groups, the directory and portal settings, and the audit trail (each event with its own time
+            and box), all in one transaction (all or nothing). The database is migrated first; one that
+            already holds any of these is refused unless --replace.
             The SQLite DB is only read: stop doorman serve first, or what it writes later stays behind.
             Not copied, as they stay per box: seamless sign-on, the wrong-password counters, and the
             directory's bind password file (copy it to each box)
@@ -63,8 +66,8 @@ Options:
                             ?target_session_attrs=read-write for several hosts; never with a password
       --password-file FILE  copy: the password is the first line of FILE (mode 0600, readable by the
                             service user, as store.passwordFile); without it, PGPASSWORD if set
-      --replace             copy: empty the database's shared tables first (ended sessions are told to
-                            every box reading it)
+      --replace             copy: empty the database's shared tables and audit trail first (ended
+                            sessions are told to every box reading it)
 ${CONFIG_HELP}`;
 
 /** Where the command writes and what time it is: the process's stdout and clock, or a test's. */
@@ -219,21 +222,29 @@ async function copy(
   if (target.passwordFile !== null) checkPasswordFile(target.passwordFile);
   const path = dbPath(config);
   const now = io.clock.now();
-  const plan = readPlan(path, now);
-  const { migration, result } = await withPostgres(target, async (sql) => {
-    const migration = await migratePostgres(sql);
-    return { migration, result: await copyIntoPostgres(sql, plan, { replace, now }) };
-  });
-  io.out(`PostgreSQL ${showUrl(target.url)}: ${migrated(migration.from, migration.to)}`);
-  for (const line of copyLines(path, plan, result)) io.out(line);
-  return EXIT.ok;
+  const db = openSource(path);
+  try {
+    // The audit trail is read as it is written, in the snapshot the shared rows were read in.
+    const { plan, migration, result } = await inSqliteSnapshot(db, async () => {
+      const plan = planCopy(readSqliteRows(db), now);
+      return withPostgres(target, async (sql) => {
+        const migration = await migratePostgres(sql);
+        const audit = readSqliteAudit(db);
+        return { plan, migration, result: await copyIntoPostgres(sql, plan, { replace, now, audit }) };
+      });
+    });
+    io.out(`PostgreSQL ${showUrl(target.url)}: ${migrated(migration.from, migration.to)}`);
+    for (const line of copyLines(path, plan, result)) io.out(line);
+    return EXIT.ok;
+  } finally {
+    db.close();
+  }
 }
 
-/** The rows to copy from the SQLite DB at `path`, opened read-only (never migrated: it is only read). */
-function readPlan(path: string, now: number): CopyPlan {
-  let db: Db;
+/** The SQLite DB at `path`, opened read-only (never migrated: it is only read). */
+function openSource(path: string): Db {
   try {
-    db = openDatabase(path, { readonly: true });
+    return openDatabase(path, { readonly: true });
   } catch (error) {
     if (error instanceof DoormanError && error.code === 'STORE_UNAVAILABLE')
       throw new DoormanError(
@@ -242,11 +253,6 @@ function readPlan(path: string, now: number): CopyPlan {
         { cause: error },
       );
     throw error;
-  }
-  try {
-    return planCopy(readSqliteRows(db), now);
-  } finally {
-    db.close();
   }
 }
 

@@ -3,12 +3,15 @@ import { DoormanError } from '../../errors.ts';
 import type { AdminSessionRow, AdminUserRow } from '../admin-rules.ts';
 import type { ApiKeyRow } from '../api-key-rules.ts';
 import type { Db } from '../database.ts';
+import { insertAudit } from './audit.ts';
 import { takeChange } from './changes.ts';
 import type { Sql, Tx } from './connect.ts';
 import {
   SHARED_SETTINGS,
   settingsAfterReplace,
+  toPgAudit,
   type CopyPlan,
+  type SqliteAuditRow,
   type SqliteDeviceGroupRow,
   type SqliteRows,
   type SqliteSessionRow,
@@ -16,11 +19,11 @@ import {
 } from './copy.ts';
 import type { ReplicatedTable } from './schema.ts';
 import { deleteSessions } from './session-deletions.ts';
-import { TAKE_ORDER, transaction } from './write.ts';
+import { TAKE_ORDER } from './write.ts';
 
 /**
- * The two ends of `doorman store copy` (the row mapping between them is copy.ts): the shared tables read from
- * a SQLite DB, and written into PostgreSQL in one transaction.
+ * The two ends of `doorman store copy` (the row mapping between them is copy.ts): the shared tables and the
+ * audit trail read from a SQLite DB, and written into PostgreSQL in one transaction.
  */
 
 /** The tables a copy writes, as the command reports them. */
@@ -31,6 +34,7 @@ export const COPIED_TABLES = [
   'admin_sessions',
   'device_groups',
   'settings',
+  'audit_events',
 ] as const;
 export type CopiedTable = (typeof COPIED_TABLES)[number];
 export type CopyCounts = Record<CopiedTable, number>;
@@ -68,19 +72,55 @@ export function readSqliteRows(db: Db): SqliteRows {
 }
 
 /**
+ * The audit trail of a SQLite DB, oldest first by (at, id), `rows` at a time (keyset pages on its time index):
+ * read as the copy writes it, never all in memory. Run it inside inSqliteSnapshot with the shared rows' read.
+ */
+export function* readSqliteAudit(db: Db, rows = ROWS_PER_STATEMENT): Generator<SqliteAuditRow[]> {
+  const page = db.prepare<[number, number, number], SqliteAuditRow>(`SELECT id, at, box, kind, actor,
+    username, address, detail FROM audit_events WHERE (at, id) > (?, ?) ORDER BY at, id LIMIT ?`);
+  let after = { at: Number.MIN_SAFE_INTEGER, id: 0 };
+  for (;;) {
+    const batch = page.all(after.at, after.id, rows);
+    const last = batch.at(-1);
+    if (last === undefined) return;
+    yield batch;
+    after = last;
+  }
+}
+
+/**
+ * `work` with one read transaction of `db` held open across its awaits: what it reads before writing
+ * (readSqliteRows) and what it reads as it writes (readSqliteAudit) are one state of the DB, even while a
+ * running Doorman writes to it.
+ */
+export async function inSqliteSnapshot<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  db.exec('BEGIN');
+  try {
+    return await work();
+  } finally {
+    db.exec('ROLLBACK');
+  }
+}
+
+/**
  * Write `plan` into a migrated PostgreSQL store, all or nothing, in one transaction. It first takes the change
  * number of every shared table: until it commits no box writes them, and at commit every box's replica is
  * told, reads the new rows by those numbers, and (for sessions) the recorded deletions of the replaced ones.
- * A target that already holds any shared row is refused (CONFLICT, nothing written) unless `replace`: then
- * those rows are deleted first, in the same transaction.
+ * `audit`: the audit trail's rows in batches, oldest first (readSqliteAudit), inserted in that order.
+ * A target that already holds any shared row or audit event is refused (CONFLICT, nothing written) unless
+ * `replace`: then those rows are deleted first, in the same transaction.
  */
 export async function copyIntoPostgres(
   sql: Sql,
   plan: CopyPlan,
-  options: { replace: boolean; now: number },
+  options: { replace: boolean; now: number; audit: Iterable<readonly SqliteAuditRow[]> },
 ): Promise<CopyResult> {
   try {
-    return await transaction(sql, async (tx) => {
+    // Not write.ts's transaction, whose answer is due within 5 s: an audit trail of millions of rows takes
+    // longer to copy (or, with --replace, to delete), as a big migration does (migrate.ts). For the same reason
+    // no statement_timeout; every box's writes wait for the copy anyway (the change numbers below).
+    return (await sql.begin(async (tx) => {
+      await tx`SELECT set_config('statement_timeout', '0', true)`;
       // Every writer takes its numbers in TAKE_ORDER: a box writing meanwhile waits for the copy, no deadlock.
       const change = new Map<ReplicatedTable, number>();
       for (const tab of TAKE_ORDER) change.set(tab, await takeChange(tx, tab));
@@ -97,6 +137,7 @@ export async function copyIntoPostgres(
         await tx`DELETE FROM admin_users`;
         await tx`DELETE FROM settings WHERE name = ANY(${[...SHARED_SETTINGS]}::text[])`;
         await tx`DELETE FROM device_groups`;
+        await tx`DELETE FROM audit_events`;
         await deleteSessions(tx, { change: stamp('sessions'), now: options.now }, tx`true`);
       }
       await insert(tx, 'api_keys', plan.apiKeys, stamp('api_keys'));
@@ -114,6 +155,11 @@ export async function copyIntoPostgres(
         plan.deviceGroups.map((g) => ({ ...g, cidrs: tx.json(g.cidrs) })),
         stamp('device_groups'),
       );
+      let auditEvents = 0;
+      for (const rows of options.audit) {
+        await insertAudit(tx, rows.map(toPgAudit));
+        auditEvents += rows.length;
+      }
       await insert(tx, 'sessions', plan.sessions, stamp('sessions'));
       const copied = {
         sessions: plan.sessions.length,
@@ -122,9 +168,10 @@ export async function copyIntoPostgres(
         admin_sessions: plan.adminSessions.length,
         device_groups: plan.deviceGroups.length,
         settings: settings.length,
+        audit_events: auditEvents,
       };
       return { copied, replaced: held };
-    });
+    })) as CopyResult;
   } catch (error) {
     // A row PostgreSQL's constraints refuse (SQLite checks less: a name that differs from another only beyond
     // ASCII case, an over-long user name). Its message names the table and constraint; its detail would show
@@ -147,7 +194,8 @@ async function heldRows(tx: Tx): Promise<CopyCounts> {
     (SELECT count(*) FROM admin_users) AS admin_users,
     (SELECT count(*) FROM admin_sessions) AS admin_sessions,
     (SELECT count(*) FROM device_groups) AS device_groups,
-    (SELECT count(*) FROM settings WHERE name = ANY(${[...SHARED_SETTINGS]}::text[])) AS settings`;
+    (SELECT count(*) FROM settings WHERE name = ANY(${[...SHARED_SETTINGS]}::text[])) AS settings,
+    (SELECT count(*) FROM audit_events) AS audit_events`;
   if (row === undefined) throw new Error('SELECT count(*) gave no row');
   return row;
 }

@@ -1,7 +1,9 @@
 import type postgres from 'postgres';
+import { type AuditRecord, isAuditKind } from '../../audit/event.ts';
 import { DoormanError } from '../../errors.ts';
 import type { AdminSessionRow, AdminUserRow } from '../admin-rules.ts';
 import type { ApiKeyRow } from '../api-key-rules.ts';
+import type { AuditColumns } from '../audit-store.ts';
 import type { SessionRow } from './session-table.ts';
 
 /**
@@ -15,8 +17,13 @@ import type { SessionRow } from './session-table.ts';
  * password-guessing counters, the NTLM client counts), and so do the directory's bind password (a file of the
  * box's own) and whatever has run out (an expired session or sign-in would only be purged there).
  *
- * Ids: PostgreSQL gives sessions, API keys and Device Groups new ones (identity columns), since no other table
- * refers to them; an admin sign-in refers to its admin by name, which is kept.
+ * The audit trail goes too, every event with its own time and box (the box that recorded it): its history is the
+ * site's. It may hold millions of rows (one a login, kept audit.retentionDays), so it is not in SqliteRows but
+ * read and written a batch at a time (copy-from-sqlite.ts), each row mapped by toPgAudit.
+ *
+ * Ids: PostgreSQL gives sessions, API keys, Device Groups and audit events new ones (identity columns), since
+ * no other table refers to them; an admin sign-in refers to its admin by name, which is kept. Audit events go
+ * in oldest first by (at, id), so their new ids keep the order of events of one millisecond.
  */
 
 /**
@@ -44,6 +51,9 @@ export interface SqliteSettingsRow {
   value: string;
   updated_at: number;
 }
+
+/** An audit_events row of SQLite (schema 8): the detail is JSON text. */
+export type SqliteAuditRow = AuditColumns & { detail: string };
 
 /** The shared tables as read from SQLite, in one read transaction. */
 export interface SqliteRows {
@@ -128,6 +138,34 @@ function toPgDeviceGroup(row: SqliteDeviceGroupRow): PgDeviceGroupInsert {
     updated_at: row.updated_at,
   };
 }
+
+/**
+ * An audit event as PostgreSQL's store inserts it (audit.ts insertAudit): its own time and box, no id, the
+ * detail parsed (it goes in as jsonb). A kind this Doorman does not know (written by a newer one) or a detail
+ * that is not a JSON object is an INVALID_INPUT naming the event, as for the other tables.
+ */
+export function toPgAudit(row: SqliteAuditRow): AuditRecord {
+  const what = `audit event ${row.id}`;
+  if (!isAuditKind(row.kind))
+    throw new DoormanError(
+      'INVALID_INPUT',
+      `${what}: kind ${JSON.stringify(row.kind)} is unknown to this Doorman`,
+    );
+  const detail: unknown = parseJson(row.detail, what);
+  if (!isObject(detail)) throw new DoormanError('INVALID_INPUT', `${what}: detail is not a JSON object`);
+  return {
+    at: row.at,
+    box: row.box,
+    kind: row.kind,
+    actor: row.actor,
+    user: row.username ?? undefined,
+    address: row.address ?? undefined,
+    detail,
+  };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 function parseJson(text: string, what: string): postgres.JSONValue {
   try {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../cli/command.ts';
 import { reportLines, runStore } from '../../../cli/commands/store.ts';
 import { ManualClock } from '../../../lib/clock.ts';
+import { AuditStore } from '../../../lib/store/audit-store.ts';
 import { openDatabase } from '../../../lib/store/database.ts';
 import { SCHEMA_VERSION } from '../../../lib/store/migrations.ts';
 import { POSTGRES_SCHEMA_VERSION } from '../../../lib/store/postgres/schema.ts';
@@ -254,6 +255,17 @@ describe('doorman store on PostgreSQL (a real PostgreSQL 15)', { timeout: 60_000
     sessions.start({ key: { kind: 'ip', value: '10.0.0.5' }, username: 'alice', source: 'api' });
     sessions.start({ key: { kind: 'ip', value: '10.0.0.6' }, username: 'bob', source: 'api', expiresAt: T0 });
     db.prepare(`INSERT INTO settings (name, value, updated_at) VALUES ('seamless', '{}', 1)`).run();
+    new AuditStore(db).insert([
+      {
+        at: T0 - 1,
+        box: 'proxy1',
+        kind: 'admin.created',
+        actor: 'cli:root',
+        user: undefined,
+        address: undefined,
+        detail: { name: 'root' },
+      },
+    ]);
     db.close();
     const copy = ['copy', '--to', pg.url, '--password-file', pg.passwordFile, '--config', file];
 
@@ -268,16 +280,17 @@ describe('doorman store on PostgreSQL (a real PostgreSQL 15)', { timeout: 60_000
       '  admin_sessions  0',
       '  device_groups   0',
       '  settings        0 (seamless stays on this box)',
+      '  audit_events    1',
     ]);
     expect(await rejection(store(...copy))).toMatchObject({
       code: 'CONFLICT',
       message:
-        'the PostgreSQL store already holds sessions (1): nothing copied (--replace empties these tables first)',
+        'the PostgreSQL store already holds sessions (1), audit_events (1): nothing copied (--replace empties these tables first)',
     });
     const replaced = await store(...copy, '--replace');
     expect(replaced.lines.slice(0, 3)).toEqual([
       `PostgreSQL ${pg.url}: schema ${POSTGRES_SCHEMA_VERSION} (current)`,
-      'replaced what it held: sessions 1',
+      'replaced what it held: sessions 1, audit_events 1',
       `copied from ${join(tmp.dir, 'state', 'doorman.db')}:`,
     ]);
   });

@@ -1,11 +1,25 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { auditRecords, type AuditEvent } from '../../../../../lib/audit/event.ts';
+import type { AuditPage, AuditQuery } from '../../../../../lib/audit/query.ts';
 import { ManualClock } from '../../../../../lib/clock.ts';
 import { DEFAULT_SESSION_TTL_MS } from '../../../../../lib/store/admin-rules.ts';
+import { AuditStore } from '../../../../../lib/store/audit-store.ts';
 import { openDatabase, type Db } from '../../../../../lib/store/database.ts';
 import { connectPostgres, type Sql } from '../../../../../lib/store/postgres/connect.ts';
-import { planCopy, settingsAfterReplace, type SqliteRows } from '../../../../../lib/store/postgres/copy.ts';
-import { copyIntoPostgres, readSqliteRows } from '../../../../../lib/store/postgres/copy-from-sqlite.ts';
+import {
+  planCopy,
+  settingsAfterReplace,
+  toPgAudit,
+  type SqliteRows,
+} from '../../../../../lib/store/postgres/copy.ts';
+import {
+  copyIntoPostgres,
+  inSqliteSnapshot,
+  readSqliteAudit,
+  readSqliteRows,
+} from '../../../../../lib/store/postgres/copy-from-sqlite.ts';
+import { pgAudit } from '../../../../../lib/store/postgres/audit.ts';
 import { PgAdmins } from '../../../../../lib/store/postgres/admins.ts';
 import { PgApiKeys } from '../../../../../lib/store/postgres/api-keys.ts';
 import { PgDeviceGroups } from '../../../../../lib/store/postgres/device-groups.ts';
@@ -21,6 +35,17 @@ import { rejection } from '../../../../support/thrown.ts';
 
 const T0 = Date.UTC(2026, 2, 1, 9);
 const HOUR = 3_600_000;
+
+/** An event of the SQLite site's trail recorded by another box (one that ran before it, since renamed). */
+const OTHER_BOX_EVENT = {
+  at: T0 - 2 * HOUR,
+  box: 'proxy0',
+  kind: 'admin.sign-in-failed' as const,
+  actor: 'admin:root',
+  user: undefined,
+  address: '192.0.2.7',
+  detail: {},
+};
 
 describe('planCopy: SQLite rows to PostgreSQL rows', () => {
   const rows = (over: Partial<SqliteRows> = {}): SqliteRows => ({
@@ -112,6 +137,38 @@ describe('planCopy: SQLite rows to PostgreSQL rows', () => {
     );
   });
 
+  it('an audit event keeps its time, box and fields; nulls become absent; the detail is parsed', () => {
+    const row = {
+      id: 9,
+      at: T0,
+      box: 'proxy1',
+      kind: 'settings.saved',
+      actor: 'cli:ops',
+      username: null,
+      address: null,
+      detail: '{"changes":{"mode":{"from":"off","to":"agreement"}}}',
+    };
+    expect(toPgAudit(row)).toEqual({
+      at: T0,
+      box: 'proxy1',
+      kind: 'settings.saved',
+      actor: 'cli:ops',
+      user: undefined,
+      address: undefined,
+      detail: { changes: { mode: { from: 'off', to: 'agreement' } } },
+    });
+    expect(toPgAudit({ ...row, username: 'alice', address: '10.0.0.5', detail: '{}' })).toMatchObject({
+      user: 'alice',
+      address: '10.0.0.5',
+      detail: {},
+    });
+    expect(() => toPgAudit({ ...row, detail: '[1]' })).toThrow('audit event 9: detail is not a JSON object');
+    expect(() => toPgAudit({ ...row, detail: '{' })).toThrow('audit event 9: not valid JSON');
+    expect(() => toPgAudit({ ...row, kind: 'store.copied' })).toThrow(
+      'audit event 9: kind "store.copied" is unknown to this Doorman',
+    );
+  });
+
   it('a replaced settings row’s version never goes back', () => {
     const settings = [
       { name: 'portal', value: {}, updated_at: 100 },
@@ -172,6 +229,7 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
       passwordFile: join(tmp.dir, 'bind-password'),
       clock,
       directoryApplied: () => true,
+      audit: { box: 'proxy1' },
     });
     await store.admins.setPassword('root', 'a long enough password');
     await store.admins.setPassword('ops', 'another long password');
@@ -229,6 +287,27 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
       lifetimeMs: HOUR,
     });
     await store.sessions.touch(new Map([[1, clock.now() + 5]]));
+    // The audit trail: an admin's action with a detail and no user or address, two logins in one
+    // millisecond, an expiry recorded after them but at the earlier moment it happened, and an event of
+    // another box.
+    await store.audit.record([
+      {
+        kind: 'settings.saved',
+        actor: 'admin:root',
+        detail: { changes: { mode: { from: 'off', to: 'agreement' } } },
+      },
+      { kind: 'api.login', actor: 'api-key:logon script', user: 'alice', address: '10.0.0.5' },
+      { kind: 'api.login', actor: 'api-key:logon script', user: 'bob', address: '10.0.0.6' },
+    ]);
+    await store.audit.record({
+      kind: 'session.expired',
+      actor: 'system',
+      user: 'dave',
+      address: '10.0.0.9',
+      detail: { reason: 'idle' },
+      at: clock.now() - HOUR,
+    });
+    new AuditStore(db).insert([OTHER_BOX_EVENT]);
     clock.advance(2000); // bob's session is past its hard expiry now
     await store.close();
     return { path: tmp.path, kept, signIn, oldSignIn, lab };
@@ -236,11 +315,40 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
 
   const readOnly = (path: string): Db => tmp.track(openDatabase(path, { readonly: true }));
   /** What `doorman store copy` does between its reading and its printing. */
-  const copyFile = (sql: Sql, path: string, clock: ManualClock, replace = false) =>
-    copyIntoPostgres(sql, planCopy(readSqliteRows(readOnly(path)), clock.now()), {
-      replace,
-      now: clock.now(),
-    });
+  const copyFile = (sql: Sql, path: string, clock: ManualClock, replace = false) => {
+    const db = readOnly(path);
+    return inSqliteSnapshot(db, () =>
+      copyIntoPostgres(sql, planCopy(readSqliteRows(db), clock.now()), {
+        replace,
+        now: clock.now(),
+        audit: readSqliteAudit(db),
+      }),
+    );
+  };
+
+  /** Every event of a trail, newest first, page by page as the Audit screen reads it, without the ids. */
+  const trail = async (list: (query: AuditQuery) => Promise<AuditPage> | AuditPage) => {
+    const events: Omit<AuditEvent, 'id'>[] = [];
+    let before: AuditQuery['before'];
+    do {
+      const page = await list({ limit: 200, ...(before === undefined ? {} : { before }) });
+      events.push(...page.events.map(({ id: _id, ...event }) => event));
+      before = page.next;
+    } while (before !== undefined);
+    return events;
+  };
+  const sqliteTrail = (path: string) => {
+    const audit = new AuditStore(readOnly(path));
+    return trail((query) => audit.list(query));
+  };
+  const pgTrail = (sql: Sql) => {
+    const audit = pgAudit(
+      sql,
+      () => [],
+      () => {},
+    );
+    return trail((query) => audit.list(query));
+  };
 
   const counters = async (sql: Sql) =>
     Object.fromEntries(
@@ -260,7 +368,18 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
     deviceGroups:
       await sql`SELECT name, cidrs, active, created_at, updated_at, change FROM device_groups ORDER BY name`,
     settings: await sql`SELECT name, value, updated_at, change FROM settings ORDER BY name`,
+    auditEvents: await sql`SELECT * FROM audit_events ORDER BY id`,
   });
+
+  /** A copy refused for what the target holds (`held`, as the message lists it), the target as it was. */
+  const expectRefused = async (sql: Sql, path: string, clock: ManualClock, held: string) => {
+    const before = { rows: await shared(sql), counters: await counters(sql) };
+    expect(await rejection(copyFile(sql, path, clock))).toMatchObject({
+      code: 'CONFLICT',
+      message: `the PostgreSQL store already holds ${held}: nothing copied (--replace empties these tables first)`,
+    });
+    expect({ rows: await shared(sql), counters: await counters(sql) }).toEqual(before);
+  };
 
   it('copies every shared row field by field, stamped with one new change number per table', async () => {
     const clock = new ManualClock(T0);
@@ -272,6 +391,7 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
     const result = await copyIntoPostgres(sql, planCopy(source, clock.now()), {
       replace: false,
       now: clock.now(),
+      audit: readSqliteAudit(readOnly(site.path)),
     });
 
     expect(result.copied).toEqual({
@@ -281,6 +401,7 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
       admin_sessions: 1,
       device_groups: 2,
       settings: 2,
+      audit_events: 5,
     });
     expect(Object.values(result.replaced).every((n) => n === 0)).toBe(true);
     const after = await counters(sql);
@@ -327,6 +448,41 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
           ...stamp('settings'),
         })),
     );
+    // The audit trail, as the Audit screen pages it on either engine: every field, events of one
+    // millisecond in the order they were recorded, nulls kept, the detail as jsonb.
+    const events = await pgTrail(sql);
+    expect(events).toEqual(await sqliteTrail(site.path));
+    const signedInAt = T0 + DEFAULT_SESSION_TTL_MS;
+    expect(events).toEqual([
+      login('bob', '10.0.0.6', signedInAt),
+      login('alice', '10.0.0.5', signedInAt),
+      {
+        at: signedInAt,
+        box: 'proxy1',
+        kind: 'settings.saved',
+        actor: 'admin:root',
+        user: undefined,
+        address: undefined,
+        detail: { changes: { mode: { from: 'off', to: 'agreement' } } },
+      },
+      {
+        at: signedInAt - HOUR,
+        box: 'proxy1',
+        kind: 'session.expired',
+        actor: 'system',
+        user: 'dave',
+        address: '10.0.0.9',
+        detail: { reason: 'idle' },
+      },
+      OTHER_BOX_EVENT,
+    ]);
+    expect(
+      await sql`SELECT kind, username, address, jsonb_typeof(detail) AS detail FROM audit_events
+        WHERE kind IN ('settings.saved', 'admin.sign-in-failed') ORDER BY kind`,
+    ).toEqual([
+      { kind: 'admin.sign-in-failed', username: null, address: '192.0.2.7', detail: 'object' },
+      { kind: 'settings.saved', username: null, address: null, detail: 'object' },
+    ]);
   });
 
   it('a box already running on the target has the copy at once: sessions, keys, sign-ins, groups', async () => {
@@ -374,15 +530,35 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
     const site = await sqliteSite(clock);
     const running = await box(clock);
     await running.apiKeys.create('already here');
+    await expectRefused(await connect(), site.path, clock, 'api_keys (1)');
+  });
+
+  it('a target holding audit events is refused as for the shared tables; --replace deletes them first', async () => {
+    const clock = new ManualClock(T0);
+    const site = await sqliteSite(clock);
     const sql = await connect();
-    const before = { rows: await shared(sql), counters: await counters(sql) };
-    const refused = await rejection(copyFile(sql, site.path, clock));
-    expect(refused).toMatchObject({
-      code: 'CONFLICT',
-      message:
-        'the PostgreSQL store already holds api_keys (1): nothing copied (--replace empties these tables first)',
+    const audit = pgAudit(
+      sql,
+      (events) => auditRecords(events, clock.now(), 'pg1'),
+      () => {},
+    );
+    await audit.record({ kind: 'admin.sign-in', actor: 'admin:root', address: '192.0.2.1' });
+    await expectRefused(sql, site.path, clock, 'audit_events (1)');
+
+    const result = await copyFile(sql, site.path, clock, true);
+    expect(result.replaced).toEqual({
+      sessions: 0,
+      api_keys: 0,
+      admin_users: 0,
+      admin_sessions: 0,
+      device_groups: 0,
+      settings: 0,
+      audit_events: 1,
     });
-    expect({ rows: await shared(sql), counters: await counters(sql) }).toEqual(before);
+    expect(result.copied.audit_events).toBe(5);
+    const events = await pgTrail(sql);
+    expect(events).toEqual(await sqliteTrail(site.path));
+    expect(events.map((e) => e.box)).not.toContain('pg1');
   });
 
   it('--replace empties the shared tables first: every box drops the replaced sessions, versions go on', async () => {
@@ -416,6 +592,7 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
       admin_sessions: 0,
       device_groups: 1,
       settings: 1,
+      audit_events: 0,
     });
     const target = await shared(sql);
     expect(target.apiKeys.map((k) => k.name)).toEqual(['logon script', 'old script']);
@@ -471,7 +648,7 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
     expect({ rows: await shared(sql), counters: await counters(sql) }).toEqual(before);
   });
 
-  it('copies more rows than one statement takes', async () => {
+  it('copies more rows than one statement takes, and more audit events than one batch, in their order', async () => {
     const clock = new ManualClock(T0);
     const db = tmp.connect();
     const insert = db.prepare(
@@ -480,13 +657,30 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
     db.transaction(() => {
       for (let i = 0; i < 4500; i++) insert.run(`10.1.${i >> 8}.${i & 255}`, `user${i}`, T0, T0);
     })();
+    // 4500 events over 13 milliseconds, recorded out of time order: about 350 a millisecond, whose order
+    // is their ids', each millisecond's events spread over the batches of 2000.
+    new AuditStore(db).insert(
+      Array.from({ length: 4500 }, (_, i) => ({
+        at: T0 + ((i * 7) % 13),
+        box: `proxy${i % 3}`,
+        kind: 'api.login' as const,
+        actor: 'api-key:wifi',
+        user: i % 5 === 0 ? undefined : `user${i}`,
+        address: `10.1.${i >> 8}.${i & 255}`,
+        detail: i % 2 === 0 ? {} : { n: i },
+      })),
+    );
     db.close();
     const sql = await connect();
     const result = await copyFile(sql, tmp.path, clock);
     expect(result.copied.sessions).toBe(4500);
+    expect(result.copied.audit_events).toBe(4500);
     expect(await sql`SELECT count(*) AS n, count(DISTINCT change) AS changes FROM sessions`).toEqual([
       { n: 4500, changes: 1 },
     ]);
+    const events = await pgTrail(sql);
+    expect(events).toHaveLength(4500);
+    expect(events).toEqual(await sqliteTrail(tmp.path));
   });
 });
 
@@ -494,4 +688,15 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
 const pick = (row: { created_at: number; updated_at: number } | undefined) => ({
   created_at: row?.created_at,
   updated_at: row?.updated_at,
+});
+
+/** An api.login event of the SQLite site's key. */
+const login = (user: string, address: string, at: number) => ({
+  at,
+  box: 'proxy1',
+  kind: 'api.login',
+  actor: 'api-key:logon script',
+  user,
+  address,
+  detail: {},
 });
