@@ -648,6 +648,35 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
     expect({ rows: await shared(sql), counters: await counters(sql) }).toEqual(before);
   });
 
+  it('an audit event PostgreSQL refuses, or with a detail that is not JSON, leaves the target as it was', async () => {
+    const clock = new ManualClock(T0);
+    const site = await sqliteSite(clock);
+    const db = tmp.track(openDatabase(site.path));
+    const event = db.prepare(
+      `INSERT INTO audit_events (at, box, kind, actor, detail) VALUES (?, 'proxy1', 'admin.sign-in', ?, ?)`,
+    );
+    const bad = event.run(T0, 'admin:root', '{"cut":').lastInsertRowid;
+    const sql = await connect();
+    const before = { rows: await shared(sql), counters: await counters(sql) };
+    expect(await rejection(copyFile(sql, site.path, clock))).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: `audit event ${bad}: not valid JSON`,
+    });
+    expect({ rows: await shared(sql), counters: await counters(sql) }).toEqual(before);
+    // SQLite has no length limit on the actor; PostgreSQL's table allows 256 characters.
+    db.prepare('DELETE FROM audit_events WHERE id = ?').run(bad);
+    event.run(T0, `admin:${'y'.repeat(300)}`, '{}');
+    db.close();
+    const failed = await rejection(copyFile(sql, site.path, clock));
+    expect(failed).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringMatching(
+        /^PostgreSQL refused the copy, nothing was copied: .*"audit_events_actor_check"/,
+      ),
+    });
+    expect({ rows: await shared(sql), counters: await counters(sql) }).toEqual(before);
+  });
+
   it('copies more rows than one statement takes, and more audit events than one batch, in their order', async () => {
     const clock = new ManualClock(T0);
     const db = tmp.connect();
