@@ -14,7 +14,10 @@ export interface LookupStore {
   find(key: SessionKey): Session | undefined;
   /** Moves whenever a session may have changed (another process's commit): cached answers are dropped then. */
   dataVersion(): number | string;
-  /** Record "last seen" times; a later time than the stored one wins. */
+  /**
+   * Record "last seen" times; a later time than the stored one wins. `seen` is the store's from then on: the
+   * lookup never changes it again, so a store that writes later may keep it instead of copying it.
+   */
   touch(seen: ReadonlyMap<number, number>): void;
 }
 
@@ -63,7 +66,7 @@ export class SessionLookup {
   readonly #store: LookupStore;
   readonly #clock: Clock;
   readonly #cache = new Map<string, Cached | null>();
-  readonly #seen = new Map<number, number>();
+  #seen = new Map<number, number>();
   /**
    * When this process last answered OK for a session with an idle limit: unlike #seen, kept after a flush,
    * because the cached row's last_seen does not move with this process's own writes (they do not change
@@ -155,8 +158,10 @@ export class SessionLookup {
   flushSeen(limit = Infinity): number {
     if (this.#seen.size === 0) return 0;
     if (this.#seen.size <= limit) {
-      this.#store.touch(this.#seen);
-      this.#seen.clear();
+      // Handed over, not copied (the store may keep it: LookupStore.touch).
+      const seen = this.#seen;
+      this.#seen = new Map();
+      this.#store.touch(seen);
       return 0;
     }
     const chunk = new Map<number, number>();

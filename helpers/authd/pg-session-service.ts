@@ -49,11 +49,17 @@ export function createPgSessionService(options: PgSessionServiceOptions): Sessio
     find: (key) => sessions.find(key),
     dataVersion: () => sessions.changeStamp(),
     touch(seen) {
-      for (const [id, at] of seen) unwritten.set(id, Math.max(at, unwritten.get(id) ?? 0));
-      if (touching !== undefined || unwritten.size === 0) return;
-      // Handed over whole, not copied: at a million sessions a copy is tens of megabytes of garbage a flush.
-      const batch = unwritten;
-      unwritten = new Map();
+      // Nothing waiting and no write under way (the usual flush): the lookup's map is written as it is, never
+      // copied (at a million sessions a copy is tens of megabytes of garbage a flush). Else merged to wait.
+      let batch: ReadonlyMap<number, number>;
+      if (touching === undefined && unwritten.size === 0) batch = seen;
+      else {
+        for (const [id, at] of seen) unwritten.set(id, Math.max(at, unwritten.get(id) ?? 0));
+        if (touching !== undefined || unwritten.size === 0) return;
+        batch = unwritten;
+        unwritten = new Map();
+      }
+      if (batch.size === 0) return;
       touching = sessions
         .touch(batch)
         .catch(() => {

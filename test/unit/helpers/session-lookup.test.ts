@@ -254,12 +254,13 @@ describe("doorman explain's lookup", () => {
 describe('last seen', () => {
   it('is written once per flush, with the latest lookup time, not once per lookup', () => {
     const alice = portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
-    portal.start({ key: ip('10.0.0.6'), username: 'bob', source: 'api' });
-    // A copy of each batch: the lookup may reuse its map after the call.
-    const batches: Array<Map<number, number>> = [];
+    const bob = portal.start({ key: ip('10.0.0.6'), username: 'bob', source: 'api' });
+    // The maps themselves, not copies: the store may keep one (LookupStore.touch), the lookup never changes
+    // it after the call.
+    const batches: Array<ReadonlyMap<number, number>> = [];
     const write = store.touch.bind(store);
     const touch = vi.spyOn(store, 'touch').mockImplementation((seen) => {
-      batches.push(new Map(seen));
+      batches.push(seen);
       write(seen);
     });
     for (let i = 1; i <= 10; i++) {
@@ -275,6 +276,10 @@ describe('last seen', () => {
     expect(batches).toEqual([new Map([[alice.id, T0 + 10_000]])]);
     expect(lastSeen(ip('10.0.0.5'))).toBe(T0 + 10_000);
     expect(lastSeen(ip('10.0.0.6'))).toBe(T0);
+    clock.set(T0 + 20_000);
+    ask('10.0.0.6');
+    lookup.flushSeen();
+    expect(batches).toEqual([new Map([[alice.id, T0 + 10_000]]), new Map([[bob.id, T0 + 20_000]])]);
   });
 
   it('writes nothing when nothing was seen since the last flush', () => {
