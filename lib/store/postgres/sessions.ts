@@ -23,6 +23,7 @@ import { OwnWrites } from './own-writes.ts';
 import type { Replica } from './replica.ts';
 import { deleteSessions } from './session-deletions.ts';
 import { SessionTable, type SessionRow } from './session-table.ts';
+import { type Context, upsert, upsertMany } from './session-upsert.ts';
 import { WriteBatch, type Effect } from './write-batch.ts';
 
 /** Deletions are kept this long; a replica further behind loads everything again (replica.ts). */
@@ -33,11 +34,6 @@ const PURGE_CHUNK_ROWS = 2000;
 const LOAD_CHUNK_ROWS = 10_000;
 /** "Last seen" times per statement: a bounded statement, never one of 100,000 rows. */
 const SEEN_PER_STATEMENT = 2000;
-
-interface Context {
-  change: number;
-  now: number;
-}
 
 /** A login as the batch holds it until its statement runs. */
 interface StartInput {
@@ -410,68 +406,4 @@ export class PgSessions implements SessionRepository {
     }
     this.#ownWrites += 1;
   }
-}
-
-/** The hard end a session starting at `now` gets: the earlier of its expiry and its lifetime's end. */
-function expiryOf(input: StartSession, now: number): number | undefined {
-  const lifetimeEnd = input.lifetimeMs === undefined ? undefined : now + input.lifetimeMs;
-  return lifetimeEnd === undefined ? input.expiresAt : Math.min(input.expiresAt ?? lifetimeEnd, lifetimeEnd);
-}
-
-/**
- * Several sessions started in one statement (a replaced row gets a new id, see schema.ts, and is recorded as
- * deleted: a box whose copy still holds it, and whose next delta brings no row for the key, must drop it); the
- * rows in the order of `inputs`. A key given twice starts a new statement there, so the later login replaces
- * the earlier one as it would one at a time.
- */
-async function upsertMany(tx: Tx, context: Context, inputs: readonly StartSession[]): Promise<SessionRow[]> {
-  const out: SessionRow[] = [];
-  for (let start = 0; start < inputs.length;) {
-    const seen = new Set<string>();
-    let end = start;
-    while (end < inputs.length) {
-      const { key } = inputs[end] as StartSession;
-      const id = `${key.kind}:${key.value}`;
-      if (seen.has(id)) break;
-      seen.add(id);
-      end += 1;
-    }
-    const chunk = inputs.slice(start, end);
-    const { now, change } = context;
-    const rows = await tx<SessionRow[]>`
-      WITH input AS (
-        SELECT * FROM unnest(
-          ${chunk.map((i) => i.key.kind)}::text[], ${chunk.map((i) => i.key.value)}::text[],
-          ${chunk.map((i) => i.username)}::text[], ${chunk.map((i) => i.source)}::text[],
-          ${chunk.map((i) => expiryOf(i, now) ?? null)}::bigint[], ${chunk.map((i) => i.idleTimeoutMs ?? null)}::bigint[],
-          ${chunk.map((i) => i.mac ?? null)}::text[]
-        ) WITH ORDINALITY AS t(key_kind, key, username, source, expires_at, idle_timeout, mac, n)
-      ),
-        replaced AS (SELECT s.id FROM sessions s JOIN input i ON s.key_kind = i.key_kind AND s.key = i.key),
-        recorded AS (INSERT INTO session_deletions (id, change, at) SELECT id, ${change}, ${now} FROM replaced)
-      INSERT INTO sessions
-        (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout, mac, change)
-      SELECT key_kind, key, username, source, ${now}, ${now}, expires_at, idle_timeout, mac, ${change}
-        FROM input ORDER BY n
-      ON CONFLICT (key_kind, key) DO UPDATE SET id = DEFAULT, username = excluded.username,
-        source = excluded.source, created_at = excluded.created_at, last_seen = excluded.last_seen,
-        expires_at = excluded.expires_at, idle_timeout = excluded.idle_timeout, mac = excluded.mac,
-        change = excluded.change
-      RETURNING *`;
-    const byKey = new Map(rows.map((row) => [`${row.key_kind}:${row.key}`, row]));
-    for (const input of chunk) {
-      const row = byKey.get(`${input.key.kind}:${input.key.value}`);
-      if (row === undefined) throw new Error('INSERT ... RETURNING gave no row for a session');
-      out.push(row);
-    }
-    start = end;
-  }
-  return out;
-}
-
-/** Insert or replace the session on a key: a replaced row gets a new id (see schema.ts). */
-async function upsert(tx: Tx, context: Context, input: StartSession): Promise<SessionRow> {
-  const [row] = await upsertMany(tx, context, [input]);
-  if (row === undefined) throw new Error('INSERT ... RETURNING gave no row');
-  return row;
 }
