@@ -108,8 +108,10 @@ export class GroupCommit implements Commits {
             try {
               outcomes.push({ ok: true, value: item.write() });
             } catch (error) {
-              // A busy write fails the whole batch (below), to be tried again; nothing of it stands.
-              if (isBusy(error)) throw error;
+              // A busy write fails the whole batch (below), to be tried again; nothing of it stands. So does
+              // one that took the transaction down with it (SQLITE_FULL, IOERR, NOMEM: SQLite rolled all of it
+              // back): the writes after it must not run, and commit, outside any transaction.
+              if (isBusy(error) || !this.#db.inTransaction) throw error;
               // SQLite undoes just that statement; the others in the transaction stand.
               outcomes.push({ ok: false, error });
             }

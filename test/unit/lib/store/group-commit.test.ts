@@ -127,6 +127,29 @@ describe('GroupCommit: what a batch leaves to the end of its transaction (BatchT
   });
 });
 
+describe('GroupCommit when a write takes the transaction down (SQLITE_FULL)', () => {
+  it('fails the whole batch: the writes after it do not run outside the transaction, nothing stands', async () => {
+    const db = tmp.connect();
+    const sessions = new SessionStore(db, new ManualClock());
+    const commits = new GroupCommit(db);
+    const { tail, calls, rows } = recordingTail(db);
+    db.exec('CREATE TABLE filler (x BLOB)');
+    // A disk that fills up: SQLite rolls the whole transaction back, not just the statement.
+    db.pragma(`max_page_count = ${(db.pragma('page_count', { simple: true }) as number) + 40}`);
+    const login = (value: string, username: string) =>
+      commits.run(() => sessions.start({ key: ip(value), username, source: 'api' }), tail);
+    const outcomes = await Promise.allSettled([
+      login('10.0.2.1', 'alice'),
+      commits.run(() => db.prepare('INSERT INTO filler VALUES (?)').run(Buffer.alloc(1_000_000))),
+      login('10.0.2.2', 'bob'),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(sessions.list()).toEqual([]);
+    expect(rows()).toBe(0);
+    expect(calls).toEqual(['discarded']);
+  });
+});
+
 describe('GroupCommit while another connection holds the write lock', () => {
   /** The web app's handle (busy_timeout 0, as serve opens it), a holder of the lock, timers that wait to be told. */
   function locked() {
