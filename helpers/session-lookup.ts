@@ -161,7 +161,13 @@ export class SessionLookup {
       // Handed over, not copied (the store may keep it: LookupStore.touch).
       const seen = this.#seen;
       this.#seen = new Map();
-      this.#store.touch(seen);
+      try {
+        this.#store.touch(seen);
+      } catch (error) {
+        // Not written (SQLite busy): kept for the next flush. Nothing was seen meanwhile (touch is synchronous).
+        this.#seen = seen;
+        throw error;
+      }
       return 0;
     }
     const chunk = new Map<number, number>();

@@ -282,6 +282,23 @@ describe('last seen', () => {
     expect(batches).toEqual([new Map([[alice.id, T0 + 10_000]]), new Map([[bob.id, T0 + 20_000]])]);
   });
 
+  it('keeps what a flush could not write (another process held the write lock) for the next flush', () => {
+    const alice = portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
+    const waitless = openDatabase(join(dir, 'doorman.db'), { busyTimeoutMs: 0 });
+    handles.push(waitless);
+    const helper = new SessionLookup(new SessionStore(waitless, clock), clock);
+    clock.set(T0 + 5000);
+    helper.refresh();
+    expect(line(helper.handle(request('10.0.0.5')))).toBe('OK user=alice');
+    const web = handles[0] as Db;
+    web.exec('BEGIN IMMEDIATE');
+    expect(() => helper.flushSeen()).toThrow(/locked|busy/i);
+    web.exec('ROLLBACK');
+    helper.flushSeen();
+    expect(lastSeen(ip('10.0.0.5'))).toBe(T0 + 5000);
+    expect(alice.lastSeen).toBe(T0);
+  });
+
   it('writes nothing when nothing was seen since the last flush', () => {
     portal.start({ key: ip('10.0.0.5'), username: 'alice', source: 'api' });
     const touch = vi.spyOn(store, 'touch');
