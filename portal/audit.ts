@@ -27,6 +27,26 @@ export function replacementOf(
     : { replaced: previous.username, source: previous.source };
 }
 
+/**
+ * A splash session's replacements as its event's detail: `replaced`/`source` for its key, and for the IPv6
+ * address a registration binds, `addressReplaced`/`addressSource`; undefined when it replaced no one.
+ */
+export function replacementDetail(
+  username: string,
+  previous: Replaced | undefined,
+  onAddress: Replaced | undefined,
+): Record<string, string> | undefined {
+  const onKey = replacementOf(username, previous);
+  const onBinding = replacementOf(username, onAddress);
+  if (onKey === undefined && onBinding === undefined) return undefined;
+  return {
+    ...onKey,
+    ...(onBinding === undefined
+      ? {}
+      : { addressReplaced: onBinding.replaced, addressSource: onBinding.source }),
+  };
+}
+
 /** The actor of an admin screen's request: the signed-in administrator. */
 export const adminActor = (ctx: Ctx): string => `admin:${ctx.state.admin?.session.userName ?? '-'}`;
 

@@ -150,16 +150,22 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     startPortal: (start, { clientIp, settings }, audit) =>
       audited(
         () => {
-          const replaced = typeof audit === 'function' ? sessions.replaced(start.key) : undefined;
+          const told = typeof audit === 'function';
+          const replaced = told ? sessions.replaced(start.key) : undefined;
           const session = sessions.start(start);
-          const bind = session.key.kind === 'mac' && clientIp.includes(':');
+          const bind =
+            session.key.kind === 'mac' && clientIp.includes(':')
+              ? addressBinding(session, clientIp, settings)
+              : undefined;
+          const replacedOnAddress = told && bind !== undefined ? sessions.replaced(bind.key) : undefined;
           return {
             session,
-            binding: bind ? sessions.start(addressBinding(session, clientIp, settings)) : undefined,
+            binding: bind === undefined ? undefined : sessions.start(bind),
             replaced,
+            replacedOnAddress,
           };
         },
-        typeof audit === 'function' ? (started) => audit(started.replaced) : audit,
+        typeof audit === 'function' ? (started) => audit(started.replaced, started.replacedOnAddress) : audit,
       ),
     // The group is decided inside the transaction that writes, not when the request arrived: a Device Group
     // change ends the agreements of the groups it switches off in its own transaction, and SQLite runs the two

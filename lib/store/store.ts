@@ -32,6 +32,14 @@ import type { Replaced, Session, SessionKey, SessionSource, StartSession } from 
  */
 export type Audited = AuditInput | readonly AuditInput[];
 
+/** A splash-page session as started: its address binding, and the live sessions each replaced. */
+export interface PortalStarted {
+  session: Session;
+  binding: Session | undefined;
+  replaced: Replaced | undefined;
+  replacedOnAddress: Replaced | undefined;
+}
+
 /** Sessions: one live identity per key (an IP address or a MAC address). */
 export interface SessionRepository {
   /** The live session on a key (hard expiry checked; idleness is the caller's, see lib/portal/portal-sessions.ts). */
@@ -61,9 +69,12 @@ export interface SessionRepository {
   startPortal(
     start: StartSession,
     options: { clientIp: string; settings: PortalSettings },
-    /** As start()'s: may be given the live session this one replaces on its key (a sign-in's detail.replaced). */
-    audit?: Audited | ((previous: Replaced | undefined) => Audited),
-  ): Promise<{ session: Session; binding: Session | undefined; replaced: Replaced | undefined }>;
+    /**
+     * As start()'s: may be given the live session this one replaces on its key (a sign-in's detail.replaced),
+     * and the one its address binding replaces on the client's IPv6 address.
+     */
+    audit?: Audited | ((previous: Replaced | undefined, previousOnAddress: Replaced | undefined) => Audited),
+  ): Promise<PortalStarted>;
   /**
    * Usage Agreement Only: `agreement:<group>` on `ip`, the group being the first active Device Group holding
    * it, decided inside the transaction that writes; undefined (nothing written) when no active group does.

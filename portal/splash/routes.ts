@@ -39,7 +39,7 @@ import { splashSignIn } from './sign-in.ts';
 import type { Message } from './views/layout.ts';
 import { formPage, type DeviceView, type FormMode } from './views/pages.ts';
 import { SPLASH_STYLE } from './views/style.ts';
-import { replacementOf } from '../audit.ts';
+import { replacementDetail, replacementOf } from '../audit.ts';
 import { countLogin, countSessionEnd } from '../../lib/metrics/sessions.ts';
 import { countSplash, splashRefusal } from '../../lib/metrics/web.ts';
 
@@ -242,21 +242,21 @@ export function splashPages(context: SplashContext, deps: SplashDeps): RouterMid
       );
     }
     const { user, mac } = outcome;
-    // Another user's live session on the key (the address, or the MAC registered) is replaced: said in the
-    // event's detail and counted, as the login API's are.
+    // Another user's live session on the key (the address, or the MAC registered), or on the IPv6 address a
+    // registration binds, is replaced: said in the event's detail and counted, as the login API's are.
     const start = (session: StartSession, what: string, audit: AuditInput) =>
       sessions
-        .startPortal(session, { clientIp: ip, settings }, (previous) => {
-          const replacement = replacementOf(session.username, previous);
-          return replacement === undefined
-            ? audit
-            : { ...audit, detail: { ...audit.detail, ...replacement } };
+        .startPortal(session, { clientIp: ip, settings }, (previous, onAddress) => {
+          const detail = replacementDetail(session.username, previous, onAddress);
+          return detail === undefined ? audit : { ...audit, detail: { ...audit.detail, ...detail } };
         })
-        .then(({ replaced }) => {
+        .then(({ replaced, replacedOnAddress }) => {
           countSplash(session.source === 'registration' ? 'registered' : 'signed_in');
           countLogin(session.source);
-          const replacement = replacementOf(session.username, replaced);
-          if (replacement !== undefined) countSessionEnd(replacement.source, 'replaced');
+          for (const previous of [replaced, replacedOnAddress]) {
+            const replacement = replacementOf(session.username, previous);
+            if (replacement !== undefined) countSessionEnd(replacement.source, 'replaced');
+          }
           signedIn(session.username, what);
         });
     const event = { actor: `user:${user}`, user, address: ip } as const;

@@ -15,7 +15,7 @@ import {
   type StartSession,
 } from '../session-store.ts';
 import { firstMatches, type SessionPage, type SessionSearch } from '../session-search.ts';
-import type { Audited, SessionRepository } from '../store.ts';
+import type { Audited, PortalStarted, SessionRepository } from '../store.ts';
 import { insertAudit } from './audit.ts';
 import { takeChange } from './changes.ts';
 import type { Sql, Tx } from './connect.ts';
@@ -214,22 +214,33 @@ export class PgSessions implements SessionRepository {
   startPortal(
     start: StartSession,
     options: { clientIp: string; settings: PortalSettings },
-    audit?: Audited | ((previous: Session | undefined) => Audited),
-  ): Promise<{ session: Session; binding: Session | undefined; replaced: Replaced | undefined }> {
+    audit?: Audited | ((previous: Replaced | undefined, previousOnAddress: Replaced | undefined) => Audited),
+  ): Promise<PortalStarted> {
     return this.#batch.run(async (tx, context) => {
-      // The session replaced, as this box's copy has it when the write runs (as a login's, #loginAudit).
-      const previous = this.#table.find(start.key, context.now);
-      const replaced =
-        previous === undefined ? undefined : { username: previous.username, source: previous.source };
+      // The sessions replaced (on the key, and on the address a binding takes), as this box's copy has them
+      // when the write runs (as a login's, #loginAudit).
+      const replacedOn = (key: SessionKey): Replaced | undefined => {
+        const found = this.#table.find(key, context.now);
+        return found === undefined ? undefined : { username: found.username, source: found.source };
+      };
+      const replaced = replacedOn(start.key);
       const row = await upsert(tx, context, start);
       const session = toSession(row);
       // A registration from an IPv6 client: Squid cannot give the helper its MAC, so its address is bound too.
-      const bound =
+      const bind =
         session.key.kind === 'mac' && options.clientIp.includes(':')
-          ? await upsert(tx, context, addressBinding(session, options.clientIp, options.settings))
+          ? addressBinding(session, options.clientIp, options.settings)
           : undefined;
-      const value = { session, binding: bound === undefined ? undefined : toSession(bound), replaced };
-      const records = await this.#audit(tx, context, typeof audit === 'function' ? audit(previous) : audit);
+      const replacedOnAddress = bind === undefined ? undefined : replacedOn(bind.key);
+      const bound = bind === undefined ? undefined : await upsert(tx, context, bind);
+      const value = {
+        session,
+        binding: bound === undefined ? undefined : toSession(bound),
+        replaced,
+        replacedOnAddress,
+      };
+      const told = typeof audit === 'function' ? audit(replaced, replacedOnAddress) : audit;
+      const records = await this.#audit(tx, context, told);
       return { value, rows: bound === undefined ? [row] : [row, bound], audit: records };
     });
   }

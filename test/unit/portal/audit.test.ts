@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Portal, startPortal } from './harness.ts';
+import { replacementDetail } from '../../../portal/audit.ts';
 
 let portal: Portal | undefined;
 afterEach(async () => {
@@ -62,5 +63,28 @@ describe('the login API records its audit events', () => {
     expect((await p.post('/api/login/', { api_key: p.key, username: '\n' })).status).toBe(400);
     expect(await eventsOf(p)).toEqual([]);
     expect(p.shipped).toEqual([]);
+  });
+});
+
+describe('replacementDetail: whom a splash session replaced, for its event', () => {
+  it("names another user's session on the key and on the bound address; the same user is a renewal", () => {
+    const bob = { username: 'bob', source: 'api' } as const;
+    const carol = { username: 'carol', source: 'registration' } as const;
+    expect(replacementDetail('alice', undefined, undefined)).toBeUndefined();
+    expect(replacementDetail('alice', { username: 'alice', source: 'portal' }, undefined)).toBeUndefined();
+    expect(replacementDetail('alice', carol, undefined)).toEqual({
+      replaced: 'carol',
+      source: 'registration',
+    });
+    expect(replacementDetail('alice', undefined, bob)).toEqual({
+      addressReplaced: 'bob',
+      addressSource: 'api',
+    });
+    expect(replacementDetail('alice', carol, bob)).toEqual({
+      replaced: 'carol',
+      source: 'registration',
+      addressReplaced: 'bob',
+      addressSource: 'api',
+    });
   });
 });

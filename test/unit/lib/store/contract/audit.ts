@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { AuditInput, AuditRecord } from '../../../../../lib/audit/event.ts';
 import type { AuditQuery } from '../../../../../lib/audit/query.ts';
 import type { AuditRepository } from '../../../../../lib/store/store.ts';
+import { registrationSession } from '../../../../../lib/portal/portal-sessions.ts';
+import { DEFAULT_PORTAL_SETTINGS } from '../../../../../lib/portal/settings.ts';
 import { rejection } from '../../../../support/thrown.ts';
 import type { ContractStore, OpenSite } from './site.ts';
 import { ip, mac } from '../../../../support/session-keys.ts';
@@ -110,6 +112,26 @@ export function describeAudit(openSite: OpenSite<Needs>): void {
         () => ({ kind: 'portal.sign-in', actor: 'user:carol', user: 'carol', address: '10.0.0.8' }),
       );
       expect(fresh.replaced).toBeUndefined();
+    });
+
+    it("an IPv6 registration is also given the session its address binding replaces on the client's address", async () => {
+      const { store } = await one();
+      const settings = { ...DEFAULT_PORTAL_SETTINGS, registrationClearDate: '2026-09-01' };
+      const v6 = '2001:db8::5';
+      await store.sessions.start({ key: ip(v6), username: 'bob', source: 'api' });
+      const given: unknown[] = [];
+      const started = await store.sessions.startPortal(
+        registrationSession('02:00:00:00:00:01', 'alice', settings, T0),
+        { clientIp: v6, settings },
+        (previous, onAddress) => (
+          given.push(previous, onAddress),
+          { kind: 'portal.registration', actor: 'user:alice', user: 'alice', address: v6 }
+        ),
+      );
+      expect(given).toEqual([undefined, { username: 'bob', source: 'api' }]);
+      expect(started.replaced).toBeUndefined();
+      expect(started.replacedOnAddress).toEqual({ username: 'bob', source: 'api' });
+      expect(started.binding?.username).toBe('alice');
     });
 
     it("an agreement's event names the Device Group decided in its transaction", async () => {
