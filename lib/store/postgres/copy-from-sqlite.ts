@@ -110,6 +110,9 @@ export async function inSqliteSnapshot<T>(db: Db, work: () => Promise<T>): Promi
  * A target that already holds any shared row or audit event is refused (CONFLICT, nothing written) unless
  * `replace`: then those rows are deleted first, in the same transaction.
  */
+/** How long the copy waits for a lock another transaction holds before it fails (nothing copied). */
+const LOCK_WAIT_MS = 10_000;
+
 export async function copyIntoPostgres(
   sql: Sql,
   plan: CopyPlan,
@@ -118,14 +121,28 @@ export async function copyIntoPostgres(
   try {
     // Not write.ts's transaction, whose answer is due within 5 s: an audit trail of millions of rows takes
     // longer to copy (or, with --replace, to delete), as a big migration does (migrate.ts). For the same reason
-    // no statement_timeout; every box's writes wait for the copy anyway (the change numbers below).
+    // no statement_timeout; but a lock another holds (a migration, a second copy) is waited for LOCK_WAIT_MS at
+    // most, so the copy fails rather than queue every box's writes behind it.
     return (await sql.begin(async (tx) => {
       await tx`SELECT set_config('statement_timeout', '0', true)`;
-      // Every writer takes its numbers in TAKE_ORDER: a box writing meanwhile waits for the copy, no deadlock.
+      await tx`SELECT set_config('lock_timeout', ${String(LOCK_WAIT_MS)}, true)`;
+      // The audit trail first, before any change number is taken: it is no replicated table, so the boxes'
+      // writes go on while it is copied (a million events take seconds); only the shared rows below hold them.
+      const before = await heldRows(tx);
+      if (!options.replace && COPIED_TABLES.some((t) => before[t] > 0)) throw refusal(before);
+      if (options.replace && before.audit_events > 0) await tx`DELETE FROM audit_events`;
+      let auditEvents = 0;
+      for (const rows of options.audit) {
+        await insertAudit(tx, rows.map(toPgAudit));
+        auditEvents += rows.length;
+      }
+      // Every writer takes its numbers in TAKE_ORDER: a box writing meanwhile waits for the rest of the copy,
+      // no deadlock. The shared rows are counted again under them (a box may have written since the first
+      // count); the audit trail's count is the one from before this copy's own events.
       const change = new Map<ReplicatedTable, number>();
       for (const tab of TAKE_ORDER) change.set(tab, await takeChange(tx, tab));
       const stamp = (tab: ReplicatedTable) => change.get(tab) ?? 0;
-      const held = await heldRows(tx);
+      const held = { ...(await heldRows(tx)), audit_events: before.audit_events };
       let settings = plan.settings;
       if (COPIED_TABLES.some((t) => held[t] > 0)) {
         if (!options.replace) throw refusal(held);
@@ -137,7 +154,6 @@ export async function copyIntoPostgres(
         await tx`DELETE FROM admin_users`;
         await tx`DELETE FROM settings WHERE name = ANY(${[...SHARED_SETTINGS]}::text[])`;
         await tx`DELETE FROM device_groups`;
-        await tx`DELETE FROM audit_events`;
         await deleteSessions(tx, { change: stamp('sessions'), now: options.now }, tx`true`);
       }
       await insert(tx, 'api_keys', plan.apiKeys, stamp('api_keys'));
@@ -155,11 +171,6 @@ export async function copyIntoPostgres(
         plan.deviceGroups.map((g) => ({ ...g, cidrs: tx.json(g.cidrs) })),
         stamp('device_groups'),
       );
-      let auditEvents = 0;
-      for (const rows of options.audit) {
-        await insertAudit(tx, rows.map(toPgAudit));
-        auditEvents += rows.length;
-      }
       await insert(tx, 'sessions', plan.sessions, stamp('sessions'));
       const copied = {
         sessions: plan.sessions.length,

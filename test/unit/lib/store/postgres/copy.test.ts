@@ -11,6 +11,7 @@ import {
   planCopy,
   settingsAfterReplace,
   toPgAudit,
+  type SqliteAuditRow,
   type SqliteRows,
 } from '../../../../../lib/store/postgres/copy.ts';
 import {
@@ -523,6 +524,43 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
       interval: 5,
     });
     expect(running.deviceGroups.findByName('Guests')?.active).toBe(false);
+  });
+
+  it("a box's login goes through while the audit trail is copied; the shared rows after it are counted again", async () => {
+    const clock = new ManualClock(T0);
+    const site = await sqliteSite(clock);
+    const running = await box(clock);
+    const sql = await connect();
+    const db = readOnly(site.path);
+    const events = [...readSqliteAudit(db)].flat();
+    let login: Promise<unknown> | undefined;
+    let loggedIn = false;
+    let batchesAfterLogin = 0;
+    /** The trail, a few events a batch, a box's login asked for after the first: it must not wait for the copy. */
+    function* trailWithLogin(): Generator<SqliteAuditRow[]> {
+      for (let i = 0; i < 40; i++) {
+        if (loggedIn) batchesAfterLogin += 1;
+        yield events.map((e) => ({ ...e, id: e.id + i * 1000 }));
+        login ??= running.sessions
+          .start({ key: { kind: 'ip', value: '10.7.0.1' }, username: 'erin', source: 'api' })
+          .then(() => (loggedIn = true));
+      }
+    }
+    const copied = inSqliteSnapshot(db, () =>
+      copyIntoPostgres(sql, planCopy(readSqliteRows(db), clock.now()), {
+        replace: true,
+        now: clock.now(),
+        audit: trailWithLogin(),
+      }),
+    );
+    const result = await copied;
+    await login;
+    // Erin's login committed while the audit events were still being inserted, not after the copy.
+    expect(batchesAfterLogin).toBeGreaterThan(0);
+    // Then counted under the change numbers: --replace ended her session with the rest the target held.
+    expect(result.replaced.sessions).toBe(1);
+    expect(result.copied.audit_events).toBe(40 * events.length);
+    expect(await sql`SELECT 1 FROM sessions WHERE key = '10.7.0.1'`).toHaveLength(0);
   });
 
   it('refuses a target that holds any shared row, and writes nothing', async () => {
