@@ -23,7 +23,7 @@ import { dbPath, loadConfig } from '../../lib/config/load.ts';
 import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/proxy-key.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { directoryPasswordPath } from '../../lib/store/directory-settings-store.ts';
-import { GroupCommit, type Commits } from '../../lib/store/group-commit.ts';
+import type { Commits } from '../../lib/store/group-commit.ts';
 import type { Session, StartSession } from '../../lib/store/session-store.ts';
 import { openSqliteStore } from '../../lib/store/sqlite-store.ts';
 import type { ApiKeyRepository, SessionRepository } from '../../lib/store/store.ts';
@@ -48,11 +48,10 @@ if (values.stores === 'db' || values.stores === 'db-key-cached') {
   const db = openDatabase(dbPath(config));
   for (const p of values.pragma) db.pragma(p);
   const timers = values['time-stores'] ? storeTimers() : undefined;
-  const group = new GroupCommit(db);
   // Timed: each write's own SQLite work inside the shared transaction (start(): the upsert), not the commit.
-  const commits: Commits =
-    timers === undefined ? group : { run: (write, tail) => group.run(timers.start(write), tail) };
-  const store = openSqliteStore(db, { passwordFile: directoryPasswordPath(config), commits });
+  const wrapCommits = (group: Commits): Commits =>
+    timers === undefined ? group : { run: (write) => group.run(timers.start(write)) };
+  const store = openSqliteStore(db, { passwordFile: directoryPasswordPath(config), wrapCommits });
   sessions = store.sessions;
   const check = timers === undefined ? store.apiKeys.check : timers.verify(store.apiKeys.check);
   apiKeys = { check };

@@ -6,7 +6,6 @@ import { observeWrite } from '../metrics/store.ts';
 
 interface Pending {
   write: () => unknown;
-  tail: BatchTail | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   /** When it was asked for (clock ms): it is given up BUSY_DEADLINE_MS later. */
@@ -16,7 +15,8 @@ interface Pending {
 /**
  * What the writes of one transaction leave to do once, at its end: the audit trail's rows of the whole batch in
  * one multi-row INSERT, and shipping them once they are durable (lib/store/audit-journal.ts). One statement a
- * batch instead of one a login is most of what the trail costs a login less.
+ * batch instead of one a login is most of what the trail costs a login less. Given to the GroupCommit, which
+ * runs it at the end of every batch, whatever the writes were and however they were handed to it.
  */
 export interface BatchTail {
   /** Inside the transaction, after its last write. Throwing fails the whole batch, as a failed commit does. */
@@ -29,11 +29,7 @@ export interface BatchTail {
 
 /** Where writes go: a GroupCommit, or anything that runs them and says when they are durable. */
 export interface Commits {
-  /**
-   * `tail`: what this write leaves to the end of its transaction (several writes may share one). Whatever
-   * wraps a GroupCommit passes it on: a write's audit rows are in its tail.
-   */
-  run<T>(write: () => T, tail?: BatchTail): Promise<T>;
+  run<T>(write: () => T): Promise<T>;
 }
 
 export interface GroupCommitOptions {
@@ -41,6 +37,8 @@ export interface GroupCommitOptions {
   schedule?: Schedule;
   /** How long a write waits for another process's lock before it fails with StoreBusyError. */
   deadlineMs?: number;
+  /** Run at the end of every batch's transaction (flush), and after it (committed or discarded). */
+  tails?: readonly BatchTail[];
 }
 
 /**
@@ -59,6 +57,7 @@ export class GroupCommit implements Commits {
   readonly #clock: Clock;
   readonly #schedule: Schedule;
   readonly #deadlineMs: number;
+  readonly #tails: readonly BatchTail[];
   #queue: Pending[] = [];
   /** A flush is scheduled (next turn, or a retry timer): run() need not schedule another. */
   #scheduled = false;
@@ -70,14 +69,14 @@ export class GroupCommit implements Commits {
     this.#clock = options.clock ?? systemClock;
     this.#schedule = options.schedule ?? realSchedule;
     this.#deadlineMs = options.deadlineMs ?? BUSY_DEADLINE_MS;
+    this.#tails = options.tails ?? [];
   }
 
   /** Run `write` in the next shared transaction; resolves with its result once that transaction committed. */
-  run<T>(write: () => T, tail?: BatchTail): Promise<T> {
+  run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
         write,
-        tail,
         resolve: resolve as (value: unknown) => void,
         reject,
         since: this.#clock.now(),
@@ -95,9 +94,7 @@ export class GroupCommit implements Commits {
     this.#queue = [];
     if (batch.length === 0) return;
     let outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    const tails: BatchTail[] = [];
-    for (const item of batch)
-      if (item.tail !== undefined && !tails.includes(item.tail)) tails.push(item.tail);
+    const tails = this.#tails;
     const started = performance.now();
     try {
       // IMMEDIATE: the write lock is taken at BEGIN, so a busy DB fails before any write has run.

@@ -14,7 +14,7 @@ import type { Schedule } from './busy.ts';
 import type { Db } from './database.ts';
 import { DeviceGroupStore } from './device-group-store.ts';
 import { DirectorySettingsStore } from './directory-settings-store.ts';
-import { type BatchTail, type Commits, GroupCommit } from './group-commit.ts';
+import { type Commits, GroupCommit } from './group-commit.ts';
 import { PortalSettingsStore } from './portal-settings-store.ts';
 import { idleGraceMs, type Replaced, SessionStore } from './session-store.ts';
 import type {
@@ -50,10 +50,11 @@ export interface SqliteStoreOptions {
   /** Where a failed write of an API key's "last used" is reported; default stderr. */
   log?: Log;
   /**
-   * Where session, API-key and admin-sign-in writes go: default a GroupCommit on `db`. Tests wrap it to act
-   * between a request's reads and its write.
+   * Session, API-key and admin-sign-in writes go to a GroupCommit on `db` (which also writes each batch's audit
+   * rows at its end); this wraps what the store calls (tests, to act between a request's reads and its write;
+   * the bench, to time the writes). The wrapper may delay or time a write, never keep the batch from its tail.
    */
-  commits?: Commits;
+  wrapCommits?: (group: Commits) => Commits;
   /** The audit trail's box name and sink; default os.hostname() and none. */
   audit?: AuditOptions;
 }
@@ -88,8 +89,13 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     clock,
     ...schedule,
   });
-  const commits = options.commits ?? new GroupCommit(db, { clock, ...schedule });
   const auditStore = new AuditStore(db);
+  const journal = new AuditJournal(
+    (records) => auditStore.insert(records),
+    shipper(options.audit, options.log ?? (() => {})),
+  );
+  const group = new GroupCommit(db, { clock, ...schedule, tails: [journal] });
+  const commits = options.wrapCommits?.(group) ?? group;
   const box = options.audit?.box ?? hostname();
   const graceMs = idleGraceMs(options.leastIdleSeconds ?? 0);
 
@@ -105,15 +111,8 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     write.then(done, done);
     return write;
   };
-  /**
-   * A synchronous write, in the next shared transaction of the group commit; `tail`: what it leaves to the end
-   * of that transaction (the audit journal).
-   */
-  const commit = <T>(write: () => T, tail?: BatchTail): Promise<T> => track(() => commits.run(write, tail));
-  const journal = new AuditJournal(
-    (records) => auditStore.insert(records),
-    shipper(options.audit, options.log ?? (() => {})),
-  );
+  /** A synchronous write, in the next shared transaction of the group commit. */
+  const commit = <T>(write: () => T): Promise<T> => track(() => commits.run(write));
   /**
    * A write and the audit events it records, in the same shared transaction: the events only if the write did
    * not throw, inserted with the batch's others at the end of the transaction (an insert of the trail has no
@@ -126,7 +125,7 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
       const value = write();
       journal.add(auditRecords(typeof audit === 'function' ? audit(value) : audit, clock.now(), box));
       return value;
-    }, journal);
+    });
   };
 
   const sessionRepository: SessionRepository = {

@@ -77,38 +77,38 @@ function recordingTail(db: ReturnType<typeof tmp.connect>) {
 }
 
 describe('GroupCommit: what a batch leaves to the end of its transaction (BatchTail)', () => {
-  it('is flushed once, inside the transaction after every write, and told committed before any write resolves', async () => {
+  it('is flushed once a batch, inside the transaction after every write, and told committed before any write resolves', async () => {
     const db = tmp.connect();
     const sessions = new SessionStore(db, new ManualClock());
-    const commits = new GroupCommit(db);
     const { tail, calls, rows } = recordingTail(db);
+    const group = new GroupCommit(db, { tails: [tail] });
+    // However the writes are handed to it: a wrapper sees only the write, the batch's tail is the GroupCommit's.
+    const commits = { run: <T>(write: () => T) => group.run(write) };
     const login = (value: string, username: string) =>
       commits.run(() => {
         calls.push(`write ${username}`);
         return sessions.start({ key: ip(value), username, source: 'api' });
-      }, tail);
+      });
     const done = [login('10.0.1.1', 'alice'), login('10.0.1.2', 'bob')].map((p) =>
       p.then((s) => calls.push(`resolved ${s.username}`)),
     );
-    // A write without the tail in the same batch does not flush it twice.
-    done.push(commits.run(() => calls.push('write untailed')));
     await Promise.all(done);
     expect(calls).toEqual([
       'write alice',
       'write bob',
-      'write untailed',
       'flush in transaction: true',
       'committed',
       'resolved alice',
       'resolved bob',
     ]);
     expect(rows()).toBe(1);
+    await login('10.0.1.3', 'carol');
+    expect(rows()).toBe(2);
   });
 
   it('a flush that throws fails the whole batch: nothing of it is committed, and the tail is told discarded', async () => {
     const db = tmp.connect();
     const sessions = new SessionStore(db, new ManualClock());
-    const commits = new GroupCommit(db);
     const calls: string[] = [];
     const tail: BatchTail = {
       flush: () => {
@@ -117,8 +117,9 @@ describe('GroupCommit: what a batch leaves to the end of its transaction (BatchT
       committed: () => void calls.push('committed'),
       discarded: () => void calls.push('discarded'),
     };
+    const commits = new GroupCommit(db, { tails: [tail] });
     const outcomes = await Promise.allSettled([
-      commits.run(() => sessions.start({ key: ip('10.0.1.3'), username: 'carol', source: 'api' }), tail),
+      commits.run(() => sessions.start({ key: ip('10.0.1.3'), username: 'carol', source: 'api' })),
       commits.run(() => sessions.start({ key: ip('10.0.1.4'), username: 'dave', source: 'api' })),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
@@ -131,13 +132,13 @@ describe('GroupCommit when a write takes the transaction down (SQLITE_FULL)', ()
   it('fails the whole batch: the writes after it do not run outside the transaction, nothing stands', async () => {
     const db = tmp.connect();
     const sessions = new SessionStore(db, new ManualClock());
-    const commits = new GroupCommit(db);
     const { tail, calls, rows } = recordingTail(db);
+    const commits = new GroupCommit(db, { tails: [tail] });
     db.exec('CREATE TABLE filler (x BLOB)');
     // A disk that fills up: SQLite rolls the whole transaction back, not just the statement.
     db.pragma(`max_page_count = ${(db.pragma('page_count', { simple: true }) as number) + 40}`);
     const login = (value: string, username: string) =>
-      commits.run(() => sessions.start({ key: ip(value), username, source: 'api' }), tail);
+      commits.run(() => sessions.start({ key: ip(value), username, source: 'api' }));
     const outcomes = await Promise.allSettled([
       login('10.0.2.1', 'alice'),
       commits.run(() => db.prepare('INSERT INTO filler VALUES (?)').run(Buffer.alloc(1_000_000))),
@@ -206,13 +207,13 @@ describe('GroupCommit while another connection holds the write lock', () => {
   });
 
   it("a batch tried again is flushed again: the busy try's tail is discarded, the one that commits is flushed once", async () => {
-    const { db, timers, holder, commits, sessions } = locked();
+    const { clock, db, timers, holder, sessions } = locked();
     holder.exec('ROLLBACK');
     const { tail, calls, rows } = recordingTail(db);
     holder.exec('BEGIN IMMEDIATE');
-    const waited = commits.run(
-      () => sessions.start({ key: ip('10.1.0.6'), username: 'gina', source: 'api' }),
-      tail,
+    const commits = new GroupCommit(db, { clock, schedule: timers.schedule, tails: [tail] });
+    const waited = commits.run(() =>
+      sessions.start({ key: ip('10.1.0.6'), username: 'gina', source: 'api' }),
     );
     await settle();
     expect(calls).toEqual(['discarded']);

@@ -6,7 +6,6 @@ import { registrationSession } from '../../../../lib/portal/portal-sessions.ts';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../lib/portal/settings.ts';
 import { StoreBusyError } from '../../../../lib/store/busy.ts';
 import type { OpenOptions } from '../../../../lib/store/database.ts';
-import { GroupCommit } from '../../../../lib/store/group-commit.ts';
 import { SCHEMA_VERSION } from '../../../../lib/store/migrations.ts';
 import { SessionStore } from '../../../../lib/store/session-store.ts';
 import { openSqliteStore, type SqliteStoreOptions } from '../../../../lib/store/sqlite-store.ts';
@@ -93,16 +92,15 @@ describe('the SQLite store: Usage Agreement', () => {
     const between: { deactivate?: () => Promise<unknown> } = {};
     const clock = new ManualClock(NOW);
     const db = tmp.connect();
-    const real = new GroupCommit(db, { clock });
     const store = openSqliteStore(db, {
       passwordFile: join(tmp.dir, 'pw'),
       clock,
-      commits: {
-        run: async (write, tail) => {
+      wrapCommits: (real) => ({
+        run: async (write) => {
           await between.deactivate?.();
-          return real.run(write, tail);
+          return real.run(write);
         },
-      },
+      }),
     });
     const lab = await store.deviceGroups.create({ name: 'Lab', cidrs: ['10.9.0.0/24'] });
     between.deactivate = async () => {

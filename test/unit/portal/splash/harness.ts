@@ -10,7 +10,7 @@ import { PasswordGuesses } from '../../../../lib/security/password-guesses.ts';
 import { PortalUrlSigner } from '../../../../lib/security/portal-url-signature.ts';
 import { ProxyKeyCheck } from '../../../../lib/security/proxy-key.ts';
 import { openDatabase, type Db } from '../../../../lib/store/database.ts';
-import { GroupCommit, type Commits } from '../../../../lib/store/group-commit.ts';
+import type { Commits } from '../../../../lib/store/group-commit.ts';
 import {
   PortalSettingsStore,
   type PortalSettingsPatch,
@@ -186,12 +186,11 @@ export async function startSplash(
   const logs: string[] = [];
   const parsed = configSchema.parse({ trustedProxies: [], ...config });
   const portalUrls = new PortalUrlSigner(URL_SECRET, clock);
-  const commits = new GroupCommit(db, { clock });
   const store = openSqliteStore(db, {
     // No directory is applied to this DB (the fake one stands in): its password file is never read.
     passwordFile: '/nonexistent/directory-bind-password',
     clock,
-    commits: options.commits?.(commits) ?? commits,
+    ...(options.commits === undefined ? {} : { wrapCommits: options.commits }),
   });
   const groups = store.deviceGroups;
   const app = createApp({

@@ -139,9 +139,9 @@ describe('Usage Agreement Only', () => {
       {},
       {
         commits: (real) => ({
-          run: async (write, tail) => {
+          run: async (write) => {
             await between.deactivate?.();
-            return real.run(write, tail);
+            return real.run(write);
           },
         }),
       },
