@@ -4,8 +4,8 @@ import { showValue } from '../../lib/errors.ts';
 /**
  * Where the browser may go after the splash page: only to the page it was on its way to, and only if that is an
  * absolute http(s) URL, so the splash page is never an open redirect to `javascript:`, `data:` or another
- * scheme. The ICAP decision (icap-server/decision.ts) sends such URLs only, at most MAX_ORIGINAL_URL long; the
- * check here is for what a crafted link might carry instead.
+ * scheme. The ICAP answer (icap-server/portal-answer.ts) sends such URLs only, at most MAX_ORIGINAL_URL long;
+ * the check here is for what a crafted link might carry instead.
  *
  * Refused: anything not starting `http://` or `https://` (any case), so no other scheme, no protocol-relative
  * `//host` and no `http:host`; white space or control characters anywhere (the WHATWG parser would quietly drop

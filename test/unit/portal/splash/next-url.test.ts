@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_ORIGINAL_URL } from '../../../../icap-server/decision.ts';
+import { MAX_ORIGINAL_URL } from '../../../../icap-server/portal-answer.ts';
 import { checkNextUrl } from '../../../../portal/splash/next-url.ts';
 
 describe('checkNextUrl', () => {
