@@ -24,15 +24,9 @@ import {
   type SeamlessFormValues,
 } from './seamless-form.ts';
 import { adminOf } from './session.ts';
-import {
-  doctorPage,
-  doctorReportHtml,
-  progressPage,
-  seamlessPage,
-  StepList,
-  type SeamlessBusy,
-  type SeamlessView,
-} from './views/seamless.ts';
+import { seamlessPage, type SeamlessBusy, type SeamlessView } from './views/seamless.ts';
+import { doctorPage, doctorReportHtml } from './views/seamless-doctor.ts';
+import { progressPage, StepList } from './views/seamless-progress.ts';
 
 type Ctx = ParameterizedContext<PortalState>;
 

@@ -2,13 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { doctorReport } from '../../../../lib/seamless/doctor/report.ts';
 import { adminPaths } from '../../../../portal/admin/paths.ts';
 import { EMPTY_SEAMLESS_FORM } from '../../../../portal/admin/seamless-form.ts';
-import {
-  doctorReportHtml,
-  progressPage,
-  seamlessPage,
-  StepList,
-  type SeamlessView,
-} from '../../../../portal/admin/views/seamless.ts';
+import { seamlessPage, type SeamlessView } from '../../../../portal/admin/views/seamless.ts';
+import { doctorReportHtml } from '../../../../portal/admin/views/seamless-doctor.ts';
+import { progressPage, StepList } from '../../../../portal/admin/views/seamless-progress.ts';
 import { html } from '../../../../portal/admin/html.ts';
 import { GREEN_CHECKS, PTR_MISSING } from '../../../support/fake-seamless-control.ts';
 
