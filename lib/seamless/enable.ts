@@ -8,7 +8,7 @@ import {
 } from '../fs/root-owned.ts';
 import type { AppliedDirectory } from '../store/directory-settings-store.ts';
 import { dcOf, type SeamlessContext } from './context.ts';
-import type { CheckId } from './doctor/checks.ts';
+import type { CheckId } from './doctor/check-result.ts';
 import type { DoctorReport } from './doctor/report.ts';
 import { isJoined, joinDomain, setEncryptionTypes, type StepOutcome, writeHttpKeys } from './join.ts';
 import { MAX_KEYTAB_BYTES, parseKeytab } from './keytab.ts';

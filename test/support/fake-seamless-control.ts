@@ -1,5 +1,5 @@
 import type { Clock } from '../../lib/clock.ts';
-import type { CheckResult } from '../../lib/seamless/doctor/checks.ts';
+import type { CheckResult } from '../../lib/seamless/doctor/check-result.ts';
 import { doctorReport, type DoctorReport } from '../../lib/seamless/doctor/report.ts';
 import type { StepOutcome } from '../../lib/seamless/join.ts';
 import type { AdminUser, SeamlessSettings } from '../../lib/seamless/settings.ts';

@@ -10,13 +10,15 @@ import { readCapped } from '../../fs/read-capped.ts';
 import { readRegularFileCapped } from '../../fs/root-owned.ts';
 import { MAX_KEYTAB_BYTES, parseKeytab } from '../keytab.ts';
 import type { CommandRunner } from '../run-command.ts';
-import type { DoctorContext, DoctorFacts, Fact, WinbindFacts } from './checks.ts';
-import { reverseName, unavailable } from './checks.ts';
+import { type DoctorContext, type Fact, unavailable } from './check-result.ts';
+import type { DoctorFacts } from './checks.ts';
 import { type ClockReading, clockFromCurrentTime } from './clock.ts';
 import { aRecordsAnswer, type DnsAnswer, dnsFailure, ptrRecordsAnswer } from './dns.ts';
 import { fileFactsOf, type FileFacts, type HelperUser, parseIdOutput } from './file-facts.ts';
 import { KEY_VERSION_ATTRIBUTE, parseKeyVersionNumber } from './key-version.ts';
 import type { KeytabEntry } from './klist.ts';
+import { reverseName } from './network-checks.ts';
+import type { WinbindFacts } from './ntlm-checks.ts';
 import { DC_PORTS, type PortProbe, portProbe } from './ports.ts';
 import type { NtlmClientsSeen } from '../../store/ntlm-client-store.ts';
 

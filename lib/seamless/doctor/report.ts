@@ -1,4 +1,4 @@
-import type { CheckResult, CheckStatus } from './checks.ts';
+import type { CheckResult, CheckStatus } from './check-result.ts';
 
 /**
  * The doctor's answer as a whole: `doorman seamless doctor --json` prints the report (stable ids and statuses for

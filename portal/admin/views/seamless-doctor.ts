@@ -1,4 +1,4 @@
-import type { CheckStatus } from '../../../lib/seamless/doctor/checks.ts';
+import type { CheckStatus } from '../../../lib/seamless/doctor/check-result.ts';
 import type { DoctorReport } from '../../../lib/seamless/doctor/report.ts';
 import { html, type Html } from '../html.ts';
 import type { AdminPaths } from '../paths.ts';

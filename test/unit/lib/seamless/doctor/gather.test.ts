@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DoctorContext } from '../../../../../lib/seamless/doctor/checks.ts';
+import type { DoctorContext } from '../../../../../lib/seamless/doctor/check-result.ts';
 import { firstNameserver, gatherFacts, type GatherIo } from '../../../../../lib/seamless/doctor/gather.ts';
 import { httpKeytab } from '../keytab-fixtures.ts';
 

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkClock,
-  checkClientsUseFqdn,
-  type DoctorContext,
-} from '../../../../../lib/seamless/doctor/checks.ts';
+import type { DoctorContext } from '../../../../../lib/seamless/doctor/check-result.ts';
+import { checkClock } from '../../../../../lib/seamless/doctor/network-checks.ts';
+import { checkClientsUseFqdn } from '../../../../../lib/seamless/doctor/ntlm-checks.ts';
 import { doctorReport, renderDoctorText } from '../../../../../lib/seamless/doctor/report.ts';
 
 const CONTEXT: DoctorContext = {
