@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { systemClock, type Clock } from '../../lib/clock.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
 import { MAX_NEGOTIATE_LINE_BYTES } from '../../lib/helper-protocol/negotiate.ts';
-import type { NtlmBackend, NtlmLease, NtlmLeaseKind } from '../../lib/seamless/handshake.ts';
+import type { NtlmBackend, NtlmLease, NtlmLeaseKind } from '../../lib/seamless/acceptors.ts';
 
 /**
  * A small on-demand pool of Samba `ntlm_auth` processes for authd's NTLM legs (docs/seamless-design.md §1–2):

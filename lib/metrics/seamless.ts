@@ -4,7 +4,7 @@ import { family } from './registry.ts';
 
 /**
  * Seamless sign-on in authd: how Kerberos and NTLM handshakes ended, by reason code, and the ntlm_auth pool.
- * Kerberos: OK, or the acceptor's reject code (lib/seamless/handshake.ts), ACCEPTOR_FAILED, or the name's
+ * Kerberos: OK, or the acceptor's reject code (lib/seamless/reject-codes.ts), ACCEPTOR_FAILED, or the name's
  * (FOREIGN_NAME: another realm or domain, INVALID_NAME). NTLM: OK, REFUSED (ntlm_auth's NA: a wrong password,
  * say), HELPER_BH, HELPER_FAILED (it died or timed out), INVALID_REPLY, POOL_BUSY (no ntlm_auth free in
  * time), FOREIGN_NAME, INVALID_NAME.

@@ -7,64 +7,30 @@ import {
   type StatefulReply,
   type StatefulScheme,
 } from '../helper-protocol/negotiate.ts';
+import {
+  KerberosRejectError,
+  type KerberosAcceptance,
+  type KerberosAcceptor,
+  type NtlmBackend,
+  type NtlmLease,
+  type NtlmLeaseKind,
+} from './acceptors.ts';
+import { MAX_REASON_CHARS, parseNtlmAuthReply } from './ntlm-auth-reply.ts';
 import { PrincipalError, userNameOf, type JoinedDomain } from './principal.ts';
 import { classifyNegotiateToken, TokenError, type ClassifiedToken } from './spnego.ts';
 import { countKerberos, countNtlm } from '../metrics/seamless.ts';
-import type { KerberosRejectCode } from './reject-codes.ts';
 
 /**
  * One Squid Negotiate or NTLM child's handshake, as a state machine with no I/O (docs/seamless-design.md §2).
  * One connection = one Squid child = at most one handshake: Squid reserves the child from `YR` to the final
  * answer, so the machine holds at most one ntlm_auth lease. Lines in, reply lines out; the acceptors are
- * injected, so the shell (authd's socket per child) and the tests drive the same code.
+ * injected (acceptors.ts), so the shell (authd's socket per child) and the tests drive the same code.
  *
  * Reply policy, departing on purpose from style.md's "ERR = the user's fault": acceptor failures (skew,
  * replay, wrong SPN, expired, malformed) are BH, as Squid's negotiate_kerberos_auth answers, because only BH
  * reaches cache.log at the default debug level and the administrator needs the reason there. ERR is kept for
  * ntlm_auth's `NA` (it already squashes the reason) and for a principal of another realm or domain.
  */
-
-export { KerberosRejectCodes, type KerberosRejectCode } from './reject-codes.ts';
-
-export class KerberosRejectError extends Error {
-  readonly code: KerberosRejectCode;
-  constructor(code: KerberosRejectCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'KerberosRejectError';
-    this.code = code;
-  }
-}
-
-export interface KerberosAcceptance {
-  /** The client principal, `alice@EXAMPLE.TEST`. */
-  user: string;
-  /** The AP-REP for mutual authentication, base64; absent or empty when GSSAPI gives none. */
-  response?: string;
-}
-
-/** A single-leg Kerberos acceptor (the `kerberos` package on the HTTP keytab). Rejects with KerberosRejectError. */
-export interface KerberosAcceptor {
-  accept(tokenBase64: string): Promise<KerberosAcceptance>;
-}
-
-/** ntlm_auth's helper protocols: `squid-2.5-ntlmssp` for raw NTLMSSP, `gss-spnego` for NTLM inside SPNEGO. */
-export type NtlmLeaseKind = 'ntlmssp' | 'gss-spnego';
-
-/** One ntlm_auth process, held by one handshake from its `YR` to its final answer. */
-export interface NtlmLease {
-  /**
-   * Send `YR <b64>` or `KK <b64>`; resolve with ntlm_auth's reply line, without LF:
-   *   ntlmssp:     `TT <b64>` / `AF <user>` / `NA <reason>` / `BH <reason>`
-   *   gss-spnego:  `TT <b64> *` / `AF <b64|*> <user>` / `NA <b64|*> <reason>` / `BH <reason>`
-   */
-  step(line: string): Promise<string>;
-  /** Give the process back to the pool. Called exactly once per lease. */
-  release(): void;
-}
-
-export interface NtlmBackend {
-  lease(kind: NtlmLeaseKind): Promise<NtlmLease>;
-}
 
 export interface HandshakeOptions {
   scheme: StatefulScheme;
@@ -107,9 +73,6 @@ export interface Handshake {
   /** The connection closed: release the lease (after a step in flight settles); later lines get BH. */
   close(): Promise<void>;
 }
-
-/** ntlm_auth's reasons are short (`NT_STATUS_LOGON_FAILURE`); anything longer is cut before it reaches a reply. */
-const MAX_REASON_CHARS = 256;
 
 interface OpenLease {
   kind: NtlmLeaseKind;
@@ -374,53 +337,6 @@ export function createHandshake(options: HandshakeOptions): Handshake {
       });
     },
   };
-}
-
-type NtlmAuthReply =
-  | { result: 'TT'; token: string }
-  | { result: 'AF'; user: string; token?: string }
-  | { result: 'NA'; reason: string }
-  | { result: 'BH'; reason: string }
-  | { result: 'invalid'; message: string };
-
-/**
- * ntlm_auth's reply (Samba utils/ntlm_auth.c, lab REPORT.md §6.4). In `gss-spnego` mode every reply has a
- * token field (`*` for none) before the argument; in `squid-2.5-ntlmssp` mode AF and NA carry the argument
- * only. A user name may hold spaces (AD allows them), so it is the rest of the line.
- */
-function parseNtlmAuthReply(kind: NtlmLeaseKind, line: string): NtlmAuthReply {
-  const words = line.split(' ').filter((w) => w !== '');
-  const [code, ...rest] = words;
-  const withToken = kind === 'gss-spnego';
-  switch (code) {
-    case 'TT': {
-      const token = rest[0];
-      if (token === undefined || token === '*')
-        return { result: 'invalid', message: 'ntlm_auth answered TT without a token' };
-      return { result: 'TT', token };
-    }
-    case 'AF': {
-      const token = withToken && rest.length > 1 ? rest[0] : undefined;
-      const user = (withToken && rest.length > 1 ? rest.slice(1) : rest).join(' ');
-      if (user === '' || user === '*') {
-        return { result: 'invalid', message: 'ntlm_auth accepted the client but named no user' };
-      }
-      return { result: 'AF', user, ...(token !== undefined && token !== '*' && { token }) };
-    }
-    case 'NA':
-      return { result: 'NA', reason: reasonOf(withToken && rest.length > 1 ? rest.slice(1) : rest) };
-    case 'BH':
-      return { result: 'BH', reason: reasonOf(rest[0] === '*' ? rest.slice(1) : rest) };
-    default: {
-      const shown = code === undefined ? 'an empty line' : JSON.stringify(code.slice(0, 16));
-      return { result: 'invalid', message: `ntlm_auth answered ${shown}: expected TT, AF, NA or BH` };
-    }
-  }
-}
-
-function reasonOf(words: string[]): string {
-  const reason = words.join(' ');
-  return reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}…` : reason;
 }
 
 /** The client's address, Squid's `%>a` as the first extra (URL-escaped like every extra); else undefined. */

@@ -1,6 +1,6 @@
 import kerberos from 'kerberos';
 import { readKrb5TokenTarget, type TicketTarget } from './ap-req.ts';
-import { KerberosRejectError, type KerberosAcceptor, type KerberosRejectCode } from './handshake.ts';
+import { KerberosRejectError, type KerberosAcceptor } from './acceptors.ts';
 import {
   describeProxyService,
   describeTicketTarget,
@@ -8,6 +8,7 @@ import {
   isProxyTicket,
   type ProxyService,
 } from './proxy-service.ts';
+import type { KerberosRejectCode } from './reject-codes.ts';
 import { classifyNegotiateToken, TokenError } from './spnego.ts';
 
 /**

@@ -15,7 +15,7 @@ import { GSS_NTLMSSP_MECH_CONFIG } from '../harness/gss-ntlmssp.ts';
 /**
  * The ntlm_auth pool against Samba's real ntlm_auth on a member joined with `doorman seamless enable`, run as
  * Squid's user (proxy) the way authd runs it, driven through the real Handshake: checks the reply layouts
- * handshake.ts reads (squid-2.5-ntlmssp `TT`/`AF user`/`NA reason`, gss-spnego `TT tok *`/`AF tok user`/
+ * ntlm-auth-reply.ts reads (squid-2.5-ntlmssp `TT`/`AF user`/`NA reason`, gss-spnego `TT tok *`/`AF tok user`/
  * `NA * reason`), and that gss-spnego does NTLM inside SPNEGO as proxy with the member's private/ (the
  * machine secret) unreadable: it needs winbindd's privileged pipe only.
  * Clients: python3-ntlm-auth for raw NTLMSSP, python3-gssapi + gss-ntlmssp for SPNEGO.

@@ -5,7 +5,7 @@ import type { NtlmPool } from '../../../../helpers/authd/ntlm-pool.ts';
 import type { Timers } from '../../../../helpers/authd/stateful-service.ts';
 import { NtlmClientStore } from '../../../../lib/store/ntlm-client-store.ts';
 import { systemClock } from '../../../../lib/clock.ts';
-import type { KerberosAcceptor, NtlmLeaseKind } from '../../../../lib/seamless/handshake.ts';
+import type { KerberosAcceptor, NtlmLeaseKind } from '../../../../lib/seamless/acceptors.ts';
 import type { ProxyService } from '../../../../lib/seamless/proxy-service.ts';
 import { SeamlessSettingsStore } from '../../../../lib/store/seamless-settings-store.ts';
 import { useTempDb } from '../../../support/temp-db.ts';

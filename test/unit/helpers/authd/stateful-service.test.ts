@@ -11,12 +11,11 @@ import { useTempDir } from '../../../support/temp-dir.ts';
 import { ManualClock } from '../../../../lib/clock.ts';
 import { MAX_NEGOTIATE_LINE_BYTES } from '../../../../lib/helper-protocol/negotiate.ts';
 import {
-  createHandshake,
   KerberosRejectError,
-  type Handshake,
   type KerberosAcceptance,
   type NtlmBackend,
-} from '../../../../lib/seamless/handshake.ts';
+} from '../../../../lib/seamless/acceptors.ts';
+import { createHandshake, type Handshake } from '../../../../lib/seamless/handshake.ts';
 
 /** Captured client tokens (lab REPORT.md §6.3) and a stand-in SPNEGO/Kerberos token for the fake acceptor. */
 const NTLM_NEGOTIATE = 'TlRMTVNTUAABAAAABoIIAAAAAAAAAAAAAAAAAAAAAAA=';

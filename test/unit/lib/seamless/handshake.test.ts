@@ -3,15 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { oid, tlv } from './der.ts';
 import { ManualClock } from '../../../../lib/clock.ts';
 import {
-  createHandshake,
   KerberosRejectError,
-  type HandshakeOptions,
   type KerberosAcceptance,
   type KerberosAcceptor,
   type NtlmBackend,
   type NtlmLease,
   type NtlmLeaseKind,
-} from '../../../../lib/seamless/handshake.ts';
+} from '../../../../lib/seamless/acceptors.ts';
+import { createHandshake, type HandshakeOptions } from '../../../../lib/seamless/handshake.ts';
 import { Oids } from '../../../../lib/seamless/spnego.ts';
 import { useMetricsRegistry } from '../../../../lib/metrics/registry.ts';
 import { seamlessMetrics } from '../../../../lib/metrics/seamless.ts';

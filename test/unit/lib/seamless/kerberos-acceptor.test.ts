@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mitKerberos, rawKrb5, spnego, windowsKerberos, type ApReqOptions } from './krb5-tokens.ts';
-import { KerberosRejectError } from '../../../../lib/seamless/handshake.ts';
+import { KerberosRejectError } from '../../../../lib/seamless/acceptors.ts';
 import {
   createKerberosAcceptor,
   kerberosRejectCodeOf,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KerberosRejectCodes } from '../../../../lib/seamless/handshake.ts';
+import { KerberosRejectCodes } from '../../../../lib/seamless/reject-codes.ts';
 import { TokenErrorCodes } from '../../../../lib/seamless/spnego.ts';
 
 /** The seamless sign-on page: what an administrator reads to make sense of cache.log. */
