@@ -78,7 +78,7 @@ export function login(
 
 /**
  * One event a login (a row per login is what the trail costs the API): api.login, or api.replaced when another
- * user's session was on the address (read inside the write on SQLite; from this box's copy on PostgreSQL),
+ * user's session was on the address (read inside the write, from the database as the write finds it, on both engines),
  * with that user in detail.replaced.
  */
 export function loginEvent(

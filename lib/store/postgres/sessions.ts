@@ -166,7 +166,7 @@ export class PgSessions implements SessionRepository {
 
   start(
     input: StartSession,
-    audit?: Audited | ((previous: Session | undefined) => Audited),
+    audit?: Audited | ((previous: Replaced | undefined) => Audited),
   ): Promise<Session> {
     const one: StartInput = { start: input, audit };
     // The batch runs every start through the merged statement (#startMany), alone or with its neighbours.
@@ -176,32 +176,25 @@ export class PgSessions implements SessionRepository {
     );
   }
 
-  /** Logins next to each other in a batch: one statement for all of them, and one for their audit events. */
+  /**
+   * Logins next to each other in a batch: one statement for all of them, and one for their audit events, each
+   * given the session it replaced as that statement found it in the database.
+   */
   async #startMany(tx: Tx, context: Context, inputs: readonly StartInput[]): Promise<Effect<Session>[]> {
-    const starts = inputs.map((s) => ({
-      start: s.start,
-      audit: this.#loginAudit(s.start, s.audit, context.now),
-    }));
-    const rows = await upsertMany(
+    const upserted = await upsertMany(
       tx,
       context,
-      starts.map((s) => s.start),
+      inputs.map((s) => s.start),
     );
-    const audits = starts.map((s) => auditRecords(s.audit, context.now, this.#box));
+    const audits = inputs.map(({ audit }, i) =>
+      auditRecords(
+        typeof audit === 'function' ? audit(upserted[i]?.replaced) : audit,
+        context.now,
+        this.#box,
+      ),
+    );
     await insertAudit(tx, audits.flat());
-    return rows.map((row, i) => ({ value: toSession(row), rows: [row], audit: audits[i] ?? [] }));
-  }
-
-  /**
-   * A login's events: given the session it replaces as this box's copy has it when the write runs (another
-   * box's login not caught up yet is not told apart).
-   */
-  #loginAudit(
-    input: StartSession,
-    audit: Audited | ((previous: Session | undefined) => Audited) | undefined,
-    now: number,
-  ): Audited | undefined {
-    return typeof audit === 'function' ? audit(this.#table.find(input.key, now)) : audit;
+    return upserted.map(({ row }, i) => ({ value: toSession(row), rows: [row], audit: audits[i] ?? [] }));
   }
 
   /** Write a write's audit events in its transaction; the records, for the sinks once committed. */
@@ -217,31 +210,26 @@ export class PgSessions implements SessionRepository {
     audit?: Audited | ((previous: Replaced | undefined, previousOnAddress: Replaced | undefined) => Audited),
   ): Promise<PortalStarted> {
     return this.#batch.run(async (tx, context) => {
-      // The sessions replaced (on the key, and on the address a binding takes), as this box's copy has them
-      // when the write runs (as a login's, #loginAudit).
-      const replacedOn = (key: SessionKey): Replaced | undefined => {
-        const found = this.#table.find(key, context.now);
-        return found === undefined ? undefined : { username: found.username, source: found.source };
-      };
-      const replaced = replacedOn(start.key);
-      const row = await upsert(tx, context, start);
+      // The sessions replaced (on the key, and on the address a binding takes), as the statements that wrote
+      // found them in the database.
+      const { row, replaced } = await upsert(tx, context, start);
       const session = toSession(row);
       // A registration from an IPv6 client: Squid cannot give the helper its MAC, so its address is bound too.
       const bind =
         session.key.kind === 'mac' && options.clientIp.includes(':')
           ? addressBinding(session, options.clientIp, options.settings)
           : undefined;
-      const replacedOnAddress = bind === undefined ? undefined : replacedOn(bind.key);
       const bound = bind === undefined ? undefined : await upsert(tx, context, bind);
+      const replacedOnAddress = bound?.replaced;
       const value = {
         session,
-        binding: bound === undefined ? undefined : toSession(bound),
+        binding: bound === undefined ? undefined : toSession(bound.row),
         replaced,
         replacedOnAddress,
       };
       const told = typeof audit === 'function' ? audit(replaced, replacedOnAddress) : audit;
       const records = await this.#audit(tx, context, told);
-      return { value, rows: bound === undefined ? [row] : [row, bound], audit: records };
+      return { value, rows: bound === undefined ? [row] : [row, bound.row], audit: records };
     });
   }
 
@@ -258,7 +246,7 @@ export class PgSessions implements SessionRepository {
         >`SELECT id, name, cidrs, active FROM device_groups WHERE active ORDER BY id`;
         const holding = groups.find((g) => new CidrSet(g.cidrs).has(ip));
         if (holding === undefined) return { value: undefined };
-        const row = await upsert(tx, context, agreementSession(ip, holding.name, settings, context.now));
+        const { row } = await upsert(tx, context, agreementSession(ip, holding.name, settings, context.now));
         const group: DeviceGroup = {
           id: holding.id,
           name: holding.name,

@@ -82,6 +82,25 @@ export function describeAudit(openSite: OpenSite<Needs>): void {
       expect((await store.audit.list({ limit: 10 })).events).toEqual([]);
     });
 
+    it("a login is given the session it replaces as the database has it, even another box's this box has not caught up with", async () => {
+      const { site, box: a } = await one();
+      const b = await site.box({ name: 'proxy2' });
+      await a.store.sessions.start({ key: ip('10.0.0.9'), username: 'alice', source: 'api' });
+      // B has not caught up with alice's login: what it replaces is still known.
+      const given: Array<string | undefined> = [];
+      await b.store.sessions.start(
+        { key: ip('10.0.0.9'), username: 'bob', source: 'api' },
+        (previous) => (given.push(previous?.username), login('bob', '10.0.0.9')),
+      );
+      const started = await b.store.sessions.startPortal(
+        { key: ip('10.0.0.9'), username: 'carol', source: 'portal' },
+        { clientIp: '10.0.0.9', settings: { idleTimeoutMinutes: null, hardTimeoutMinutes: null } as never },
+        (previous) => (given.push(previous?.username), login('carol', '10.0.0.9')),
+      );
+      expect(given).toEqual(['alice', 'bob']);
+      expect(started.replaced).toEqual({ username: 'bob', source: 'api' });
+    });
+
     it('a splash sign-in is given the live session it replaces on its key, read in its write, and returns it', async () => {
       const { store } = await one();
       const settings = { idleTimeoutMinutes: null, hardTimeoutMinutes: null } as never;
