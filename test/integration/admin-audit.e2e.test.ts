@@ -1,9 +1,6 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConfigInput } from '../../lib/config/schema.ts';
 import {
   launchChromium,
   newPage,
@@ -13,47 +10,28 @@ import {
   signInAdmin,
 } from '../harness/browser.ts';
 import { form, http } from '../harness/http.ts';
-import { ROOT, requireSystem } from '../harness/lab.ts';
-import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
-import { run } from '../harness/run.ts';
+import { startServe, type ServeSite } from '../harness/serve.ts';
 
 /**
  * The Audit screen in a real browser against a real `doorman serve`: 60 API logins from two addresses and
  * an admin's sign-in are on it, newest first, 50 a page; filtered by user by keyboard alone; the older page by
  * its link; at a desktop and a phone viewport, with screenshots in test-artifacts/screenshots/admin-audit-*.png.
  */
-const DOORMAN = join(ROOT, 'bin', 'doorman');
 const ADMIN_PASSWORD = 'Audit screen pass 1';
 
-let dir: string;
-let configFile: string;
+let site: ServeSite | undefined;
 let baseUrl: string;
-let serve: Started | undefined;
 let browser: Browser | undefined;
 
-const doorman = (...args: string[]) => run(DOORMAN, [...args, '--config', configFile]);
-
 beforeAll(async () => {
-  requireSystem();
-  dir = mkdtempSync(join(tmpdir(), 'doorman-admin-audit-'));
-  chmodSync(dir, 0o755);
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}/`;
-  const config: ConfigInput = {
-    baseUrl,
-    listen: [{ host: '127.0.0.1', port }],
-    trustedProxies: [],
-    stateDir: join(dir, 'state'),
-    audit: { box: 'screen-box' },
-  };
-  configFile = join(dir, 'doorman.json');
-  writeFileSync(configFile, JSON.stringify(config, null, 2), { mode: 0o644 });
-  await run(DOORMAN, ['admin', 'passwd', '--user', 'admin', '--config', configFile], {
-    input: `${ADMIN_PASSWORD}\n`,
+  site = await startServe({
+    name: 'doorman-admin-audit',
+    adminPassword: ADMIN_PASSWORD,
+    config: { audit: { box: 'screen-box' } },
   });
-  const key = (await doorman('api-key', 'create', '--name', 'wifi')).stdout.trim().split('\n').at(-1) ?? '';
-  serve = start(DOORMAN, ['serve', '--config', configFile]);
-  await waitForPort('127.0.0.1', port, 10_000, serve.child);
+  baseUrl = site.baseUrl;
+  const key =
+    (await site.doorman(['api-key', 'create', '--name', 'wifi'])).stdout.trim().split('\n').at(-1) ?? '';
   for (let i = 0; i < 60; i++) {
     const f = form({ api_key: key, username: i % 2 === 0 ? `even${i}` : 'odd' });
     const from = i % 2 === 0 ? '127.0.0.2' : '127.0.0.3';
@@ -65,13 +43,12 @@ beforeAll(async () => {
     });
     expect(res.status).toBe(200);
   }
-  browser = await launchChromium(join(dir, 'chromium'));
+  browser = await launchChromium(join(site.dir, 'chromium'));
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await serve?.stop();
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  await site?.stop();
 });
 
 const rows = (page: Page) => page.locator('table.audit tbody tr');

@@ -1,11 +1,8 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.ts';
-import { configSchema, type ConfigInput } from '../../lib/config/schema.ts';
-import { dbPath } from '../../lib/config/load.ts';
+import { dbPath, loadConfig } from '../../lib/config/load.ts';
 import { openDatabase, type Db } from '../../lib/store/database.ts';
 import { SessionStore } from '../../lib/store/session-store.ts';
 import { applyDirectory } from '../harness/apply-directory.ts';
@@ -17,9 +14,7 @@ import {
   expectNoSidewaysScroll,
   signInAdmin,
 } from '../harness/browser.ts';
-import { ROOT, requireSystem } from '../harness/lab.ts';
-import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
-import { run } from '../harness/run.ts';
+import { startServe, type ServeSite } from '../harness/serve.ts';
 import { startSlapd, type Slapd } from '../harness/slapd.ts';
 
 /**
@@ -28,53 +23,40 @@ import { startSlapd, type Slapd } from '../harness/slapd.ts';
  * viewport, with screenshots in test-artifacts/screenshots/admin-portal-*.png. The sessions the button must
  * end (and the API one it must not) are written straight into serve's session DB beforehand.
  */
-const DOORMAN = join(ROOT, 'bin', 'doorman');
 const ADMIN_PASSWORD = 'Portal admin pass 1';
 
-let dir: string;
-let configFile: string;
+let site: ServeSite | undefined;
 let baseUrl: string;
-let serve: Started | undefined;
 let db: Db | undefined;
 let sessions: SessionStore;
 let browser: Browser | undefined;
 /** Applied before the screen chooses Authentication, which needs a directory. */
 let slapd: Slapd | undefined;
 
-const doorman = (...args: string[]) => run(DOORMAN, [...args, '--config', configFile]);
+const doorman = async (...args: string[]) => {
+  if (site === undefined) throw new Error('serve not started');
+  return site.doorman(args);
+};
 
 beforeAll(async () => {
-  requireSystem();
-  dir = mkdtempSync(join(tmpdir(), 'doorman-admin-portal-'));
-  chmodSync(dir, 0o755); // serve drops to the service user, who must reach stateDir below
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}/`;
-  const config: ConfigInput = {
-    baseUrl,
-    listen: [{ host: '127.0.0.1', port }],
-    trustedProxies: [],
-    stateDir: join(dir, 'state'),
-  };
-  configFile = join(dir, 'doorman.json');
-  writeFileSync(configFile, JSON.stringify(config, null, 2), { mode: 0o644 });
-  await run(DOORMAN, ['admin', 'passwd', '--user', 'admin', '--config', configFile], {
-    input: `${ADMIN_PASSWORD}\n`,
-  });
   slapd = await startSlapd();
-  await applyDirectory((args, options) => run(DOORMAN, [...args, '--config', configFile], options), slapd);
-  serve = start(DOORMAN, ['serve', '--config', configFile]);
-  await waitForPort('127.0.0.1', port, 10_000, serve.child);
-  db = openDatabase(dbPath(configSchema.parse(config)));
+  const directory = slapd;
+  site = await startServe({
+    name: 'doorman-admin-portal',
+    adminPassword: ADMIN_PASSWORD,
+    beforeServe: (run) => applyDirectory(run, directory),
+  });
+  baseUrl = site.baseUrl;
+  db = openDatabase(dbPath(loadConfig(site.configFile).config));
   sessions = new SessionStore(db, systemClock);
-  browser = await launchChromium(join(dir, 'chromium'));
+  browser = await launchChromium(join(site.dir, 'chromium'));
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
   db?.close();
-  await serve?.stop();
+  await site?.stop();
   await slapd?.stop();
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
 /** The settings in force, as `doorman portal show` prints them. */

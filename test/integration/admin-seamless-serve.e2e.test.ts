@@ -1,12 +1,7 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConfigInput } from '../../lib/config/schema.ts';
 import { browser, type Response } from '../harness/http.ts';
-import { ROOT, requireSystem } from '../harness/lab.ts';
-import { freePort, start, waitForPort, type Started } from '../harness/processes.ts';
-import { run } from '../harness/run.ts';
+import type { Started } from '../harness/processes.ts';
+import { startServe, type ServeSite } from '../harness/serve.ts';
 
 /**
  * The Enable seamless screen of a real `doorman serve` started as root: the screen talks to serve's privileged
@@ -14,38 +9,20 @@ import { run } from '../harness/run.ts';
  * here (a real join through the screen's control is the seamless-join tests' business): this proves the wiring,
  * that serve hands the admin screens its root child's SeamlessControl after dropping privileges.
  */
-const DOORMAN = join(ROOT, 'bin', 'doorman');
 const ADMIN_PASSWORD = 'Seamless admin pass 1';
 
-let dir: string;
-let configFile: string;
+let site: ServeSite | undefined;
 let baseUrl: string;
 let serve: Started | undefined;
 
 beforeAll(async () => {
-  requireSystem();
-  dir = mkdtempSync(join(tmpdir(), 'doorman-admin-seamless-serve-'));
-  chmodSync(dir, 0o755); // serve drops to the service user, who must reach stateDir below
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}/`;
-  const config: ConfigInput = {
-    baseUrl,
-    listen: [{ host: '127.0.0.1', port }],
-    trustedProxies: [],
-    stateDir: join(dir, 'state'),
-  };
-  configFile = join(dir, 'doorman.json');
-  writeFileSync(configFile, JSON.stringify(config, null, 2), { mode: 0o644 });
-  await run(DOORMAN, ['admin', 'passwd', '--user', 'admin', '--config', configFile], {
-    input: `${ADMIN_PASSWORD}\n`,
-  });
-  serve = start(DOORMAN, ['serve', '--config', configFile]);
-  await waitForPort('127.0.0.1', port, 10_000, serve.child);
+  site = await startServe({ name: 'doorman-admin-seamless-serve', adminPassword: ADMIN_PASSWORD });
+  baseUrl = site.baseUrl;
+  serve = site.serve;
 }, 60_000);
 
 afterAll(async () => {
-  await serve?.stop();
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  await site?.stop();
 });
 
 const browse = browser(() => baseUrl);
