@@ -19,6 +19,7 @@ import { openDatabase } from '../../lib/store/database.ts';
 import { openSqliteStore } from '../../lib/store/sqlite-store.ts';
 import type { Replaced } from '../../lib/store/session-store.ts';
 import { loginEvent } from '../../portal/api/login.ts';
+import { replacementOf } from '../../portal/audit.ts';
 import { benchKey, benchUser } from './figures.ts';
 
 const { values } = parseArgs({
@@ -55,7 +56,7 @@ async function login(kind: Kind): Promise<void> {
     start,
     (previous) => (
       (replaced = previous),
-      loginEvent('api-key:bench', start.key.value, start.username, previous)
+      loginEvent('api-key:bench', start.key.value, start.username, replacementOf(start.username, previous))
     ),
   );
   if (kind === 'counted') {

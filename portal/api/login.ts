@@ -2,7 +2,6 @@ import type { Middleware } from 'koa';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config } from '../../lib/config/schema.ts';
 import type { AuditInput } from '../../lib/audit/event.ts';
-import type { Replaced } from '../../lib/store/session-store.ts';
 import { countLogin, countSessionEnd } from '../../lib/metrics/sessions.ts';
 import type { SessionRepository } from '../../lib/store/store.ts';
 import { apiActor, replacementOf } from '../audit.ts';
@@ -58,10 +57,8 @@ export function login(
         ...(expiresAt === undefined ? {} : { expiresAt }),
         ...(idleSeconds === null ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
       },
-      (previous) => (
-        (replaced = replacementOf(parsed.username, previous)),
-        loginEvent(actor, ip, parsed.username, previous)
-      ),
+      (previous) =>
+        loginEvent(actor, ip, parsed.username, (replaced = replacementOf(parsed.username, previous))),
     );
     countLogin('api');
     if (replaced !== undefined) countSessionEnd(replaced.source, 'replaced');
@@ -78,17 +75,16 @@ export function login(
 
 /**
  * One event a login (a row per login is what the trail costs the API): api.login, or api.replaced when another
- * user's session was on the address (read inside the write, from the database as the write finds it, on both engines),
- * with that user in detail.replaced.
+ * user's session was on the address (`replacement`: replacementOf the session the write found there), with
+ * that user in detail.replaced.
  */
 export function loginEvent(
   actor: string,
   ip: string,
   username: string,
-  before: Replaced | undefined,
+  replacement: ReturnType<typeof replacementOf>,
 ): AuditInput {
   const login = { actor, user: username, address: ip };
-  const replacement = replacementOf(username, before);
   return replacement === undefined
     ? { kind: 'api.login', ...login }
     : { kind: 'api.replaced', ...login, detail: replacement };
