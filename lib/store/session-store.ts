@@ -39,6 +39,18 @@ export interface Session {
 /** Who held a key before a login replaced it: what the login's audit event and counts need of that session. */
 export type Replaced = Pick<Session, 'username' | 'source'>;
 
+/**
+ * What a start replaced, as SessionRepository.start tells it: the live session the write found on the key,
+ * unless it was the same user by the same way in (a renewal, not a replacement).
+ */
+export const replacedUnlessRenewal = (
+  input: Pick<StartSession, 'username' | 'source'>,
+  previous: Replaced | undefined,
+): Replaced | undefined =>
+  previous !== undefined && previous.username === input.username && previous.source === input.source
+    ? undefined
+    : previous;
+
 export interface StartSession {
   key: SessionKey;
   username: string;
@@ -93,6 +105,10 @@ export const idleGraceMs = (leastIdleSeconds: number): number => leastIdleSecond
 
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
 
+/** A session's hard end as written: the earlier of the one asked for and start + lifetime (StartSession). */
+const EXPIRES_AT = `CASE WHEN @lifetime IS NULL THEN @expiresAt
+  ELSE min(coalesce(@expiresAt, @now + @lifetime), @now + @lifetime) END`;
+
 /**
  * search()'s conditions. A user name: LIKE and NOCASE fold ASCII letters only, as session-search.ts's
  * foldAscii does for PostgreSQL. A key's start: a range of the (key_kind, key) index, not LIKE (which
@@ -141,6 +157,7 @@ export class SessionStore {
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #upsert: Statement;
+  readonly #renew: Statement;
   readonly #find: Statement;
   readonly #replaced: Statement;
   readonly #end: Statement;
@@ -170,10 +187,21 @@ export class SessionStore {
     this.#upsert = db.prepare(
       `INSERT OR REPLACE INTO sessions
          (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout, mac)
-       VALUES (@kind, @key, @username, @source, @now, @now,
-         CASE WHEN @lifetime IS NULL THEN @expiresAt
-           ELSE min(coalesce(@expiresAt, @now + @lifetime), @now + @lifetime) END,
-         @idleTimeout, @mac)
+       VALUES (@kind, @key, @username, @source, @now, @now, ${EXPIRES_AT}, @idleTimeout, @mac)
+       RETURNING *`,
+    );
+    // A renewal (the same user, the same way in, the session still live) is updated in place, keeping its
+    // id (a late "last seen" write for it is that user's); a key with no row is inserted. Anything else (the
+    // DO UPDATE's WHERE false) writes nothing and returns no row: startReplacing then reads and replaces.
+    this.#renew = db.prepare(
+      `INSERT INTO sessions
+         (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout, mac)
+       VALUES (@kind, @key, @username, @source, @now, @now, ${EXPIRES_AT}, @idleTimeout, @mac)
+       ON CONFLICT (key_kind, key) DO UPDATE SET created_at = excluded.created_at,
+         last_seen = excluded.last_seen, expires_at = excluded.expires_at,
+         idle_timeout = excluded.idle_timeout, mac = excluded.mac
+       WHERE sessions.username = excluded.username AND sessions.source = excluded.source
+         AND (sessions.expires_at IS NULL OR sessions.expires_at > @now)
        RETURNING *`,
     );
     this.#find = db.prepare(`SELECT * FROM sessions WHERE key_kind = @kind AND key = @key AND ${LIVE}`);
@@ -230,18 +258,20 @@ export class SessionStore {
 
   /** Start a session on a key, replacing any session there. */
   start(input: StartSession): Session {
-    const row = this.#upsert.get({
-      kind: input.key.kind,
-      key: input.key.value,
-      username: input.username,
-      source: input.source,
-      now: this.#clock.now(),
-      expiresAt: input.expiresAt ?? null,
-      idleTimeout: input.idleTimeoutMs ?? null,
-      mac: input.mac ?? null,
-      lifetime: input.lifetimeMs ?? null,
-    }) as Row;
-    return toSession(row);
+    return toSession(this.#upsert.get(startParams(input, this.#clock.now())) as Row);
+  }
+
+  /**
+   * start(), and who it replaced: the live session on the key, unless it was a renewal (the same user by the
+   * same way in, updated in place) or there was none. A login pays one statement for a renewal or a new key,
+   * and a read and a replace only when it takes the key from someone else.
+   */
+  startReplacing(input: StartSession): { session: Session; replaced: Replaced | undefined } {
+    const params = startParams(input, this.#clock.now());
+    const renewed = this.#renew.get(params) as Row | undefined;
+    if (renewed !== undefined) return { session: toSession(renewed), replaced: undefined };
+    const replaced = this.replaced(input.key);
+    return { session: toSession(this.#upsert.get(params) as Row), replaced };
   }
 
   /** The live session on a key, if any. */
@@ -395,3 +425,15 @@ export class SessionStore {
     return this.#changeStamp.get() as string;
   }
 }
+
+const startParams = (input: StartSession, now: number) => ({
+  kind: input.key.kind,
+  key: input.key.value,
+  username: input.username,
+  source: input.source,
+  now,
+  expiresAt: input.expiresAt ?? null,
+  idleTimeout: input.idleTimeoutMs ?? null,
+  mac: input.mac ?? null,
+  lifetime: input.lifetimeMs ?? null,
+});

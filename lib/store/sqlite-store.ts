@@ -133,13 +133,18 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     list: () => sessions.list(),
     search: (search) => sessions.search(search),
     countBySource: (sources) => sessions.countBySource(sources),
-    // The session replaced is read inside the write's transaction: a read there costs a login far less than
-    // one before it, which would open a read snapshot of its own.
+    // The session replaced is found inside the write's transaction (a renewal or a new key in the write
+    // itself, see SessionStore.startReplacing): a read there costs a login far less than one before it,
+    // which would open a read snapshot of its own.
     start: (input, audit) => {
       if (typeof audit !== 'function') return audited(() => sessions.start(input), audit);
       let previous: Replaced | undefined;
       return audited(
-        () => ((previous = sessions.replaced(input.key)), sessions.start(input)),
+        () => {
+          const started = sessions.startReplacing(input);
+          previous = started.replaced;
+          return started.session;
+        },
         () => audit(previous),
       );
     },

@@ -55,8 +55,9 @@ export interface SessionRepository {
   countBySource(sources: readonly SessionSource[]): number;
   /** Start a session on a key, replacing any there. Writes of one event-loop turn share one transaction. */
   /**
-   * `audit` may be given the live session this one replaces on the key (undefined: none), read inside the
-   * write (a login's api.replaced).
+   * `audit` may be given the live session this one replaces on the key, found by the write (a login's
+   * api.replaced): undefined when there was none, or it was a renewal (the same user by the same way in,
+   * see replacedUnlessRenewal).
    */
   start(
     input: StartSession,

@@ -9,6 +9,7 @@ import {
   idleGraceMs,
   toSession,
   type Replaced,
+  replacedUnlessRenewal,
   type Session,
   type SessionKey,
   type SessionSource,
@@ -186,9 +187,9 @@ export class PgSessions implements SessionRepository {
       context,
       inputs.map((s) => s.start),
     );
-    const audits = inputs.map(({ audit }, i) =>
+    const audits = inputs.map(({ start, audit }, i) =>
       auditRecords(
-        typeof audit === 'function' ? audit(upserted[i]?.replaced) : audit,
+        typeof audit === 'function' ? audit(replacedUnlessRenewal(start, upserted[i]?.replaced)) : audit,
         context.now,
         this.#box,
       ),

@@ -69,6 +69,31 @@ describe('replaced', () => {
   });
 });
 
+describe('startReplacing', () => {
+  it('renews in place (same id, new start, new limits within the lifetime); anything else gets a new row', () => {
+    const store = new SessionStore(tmp.connect(), clock);
+    const key = ip('10.0.0.5');
+    const fresh = store.startReplacing({ key, username: 'alice', source: 'api', idleTimeoutMs: 1000 });
+    expect(fresh.replaced).toBeUndefined();
+    clock.advance(500);
+    const renewed = store.startReplacing({
+      key,
+      username: 'alice',
+      source: 'api',
+      expiresAt: T0 + 10_000,
+      lifetimeMs: 2000,
+    });
+    expect(renewed.replaced).toBeUndefined();
+    expect(renewed.session).toMatchObject({ id: fresh.session.id, createdAt: T0 + 500, lastSeen: T0 + 500 });
+    expect(renewed.session.expiresAt).toBe(T0 + 2500);
+    expect(renewed.session.idleTimeoutMs).toBeUndefined();
+    const taken = store.startReplacing({ key, username: 'bob', source: 'api' });
+    expect(taken.replaced).toEqual({ username: 'alice', source: 'api' });
+    expect(taken.session.id).toBeGreaterThan(fresh.session.id);
+    expect(store.list().map((s) => [s.id, s.username])).toEqual([[taken.session.id, 'bob']]);
+  });
+});
+
 describe('dataVersion', () => {
   it("changes when another handle commits, and not for this handle's own reads or writes", () => {
     const mine = new SessionStore(tmp.connect(), clock);

@@ -101,6 +101,33 @@ export function describeAudit(openSite: OpenSite<Needs>): void {
       expect(started.replaced).toEqual({ username: 'bob', source: 'api' });
     });
 
+    it('a login is given no session for a new key or a renewal (the same user by the same way in), and the one it takes from another user or way in or an expired one', async () => {
+      const { store, clock } = await one();
+      const given: Array<string | undefined> = [];
+      const start = (username: string, source: 'api' | 'portal', expiresAt?: number) =>
+        store.sessions.start(
+          { key: ip('10.0.0.4'), username, source, ...(expiresAt === undefined ? {} : { expiresAt }) },
+          (previous) => (
+            given.push(previous === undefined ? undefined : `${previous.username}/${previous.source}`),
+            login(username, '10.0.0.4')
+          ),
+        );
+      const first = await start('alice', 'api');
+      clock.advance(1000);
+      const renewed = await start('alice', 'api', clock.now() + MINUTE);
+      expect(renewed.createdAt).toBe(first.createdAt + 1000);
+      expect(renewed.expiresAt).toBe(clock.now() + MINUTE);
+      await start('bob', 'api', clock.now() + MINUTE);
+      await start('bob', 'portal', clock.now() + MINUTE);
+      clock.advance(2 * MINUTE);
+      await start('bob', 'portal');
+      expect(given).toEqual([undefined, undefined, 'alice/api', 'bob/api', undefined]);
+      expect(store.sessions.find(ip('10.0.0.4'))).toMatchObject({ username: 'bob', source: 'portal' });
+      expect(store.sessions.find(ip('10.0.0.4'))?.expiresAt).toBeUndefined();
+      const kinds = (await store.audit.list({ limit: 10 })).events.map((e) => e.kind).reverse();
+      expect(kinds).toEqual(['api.login', 'api.login', 'api.login', 'api.login', 'api.login']);
+    });
+
     it('a splash sign-in is given the live session it replaces on its key, read in its write, and returns it', async () => {
       const { store } = await one();
       const settings = { idleTimeoutMinutes: null, hardTimeoutMinutes: null } as never;
