@@ -33,6 +33,8 @@ import type {
 
 /** Ended sessions deleted per transaction by purgeExpired (a few milliseconds of work). */
 const PURGE_CHUNK_ROWS = 2000;
+/** Audit pages deleted per transaction by the audit purge (a login's page holds tens of events). */
+const PURGE_CHUNK_PAGES = 500;
 
 export interface SqliteStoreOptions {
   /** The directory's bind password: a file of each box's own (directoryPasswordPath), never in the DB. */
@@ -255,9 +257,9 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     purge: async (before) => {
       let purged = 0;
       for (;;) {
-        const n = await commit(() => auditStore.purge(before, PURGE_CHUNK_ROWS));
-        purged += n;
-        if (n < PURGE_CHUNK_ROWS) return purged;
+        const { pages, events } = await commit(() => auditStore.purge(before, PURGE_CHUNK_PAGES));
+        purged += events;
+        if (pages < PURGE_CHUNK_PAGES) return purged;
       }
     },
   };

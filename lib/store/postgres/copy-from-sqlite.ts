@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import { DoormanError } from '../../errors.ts';
 import type { AdminSessionRow, AdminUserRow } from '../admin-rules.ts';
 import type { ApiKeyRow } from '../api-key-rules.ts';
+import { eventsOf, type StoredPage } from '../../audit/pages.ts';
 import type { Db } from '../database.ts';
 import { insertAudit } from './audit.ts';
 import { takeChange } from './changes.ts';
@@ -72,20 +73,40 @@ export function readSqliteRows(db: Db): SqliteRows {
 }
 
 /**
- * The audit trail of a SQLite DB, oldest first by (at, id), `rows` at a time (keyset pages on its time index):
- * read as the copy writes it, never all in memory. Run it inside inSqliteSnapshot with the shared rows' read.
+ * The audit trail of a SQLite DB (its pages, schema 9: lib/audit/pages.ts), in the order it was written, about
+ * `rows` events at a time (keyset pages on the pages' ids): read as the copy writes it, never all in memory.
+ * Run it inside inSqliteSnapshot with the shared rows' read.
  */
+/** Audit pages read a statement (each at most PAGE_EVENTS events, usually tens). */
+const PAGES_PER_READ = 64;
+
 export function* readSqliteAudit(db: Db, rows = ROWS_PER_STATEMENT): Generator<SqliteAuditRow[]> {
-  const page = db.prepare<[number, number, number], SqliteAuditRow>(`SELECT id, at, box, kind, actor,
-    username, address, detail FROM audit_events WHERE (at, id) > (?, ?) ORDER BY at, id LIMIT ?`);
-  let after = { at: Number.MIN_SAFE_INTEGER, id: 0 };
+  const pages = db.prepare<[number, number], StoredPage>(
+    'SELECT id, box, events FROM audit_pages WHERE id > ? ORDER BY id LIMIT ?',
+  );
+  let after = -1;
+  let batch: SqliteAuditRow[] = [];
   for (;;) {
-    const batch = page.all(after.at, after.id, rows);
-    const last = batch.at(-1);
-    if (last === undefined) return;
-    yield batch;
-    after = last;
+    const read = pages.all(after, PAGES_PER_READ);
+    for (const page of read) {
+      for (const event of eventsOf(page)) {
+        const { user, address, detail, ...rest } = event;
+        batch.push({
+          ...rest,
+          username: user ?? null,
+          address: address ?? null,
+          detail: JSON.stringify(detail),
+        });
+      }
+      if (batch.length >= rows) {
+        yield batch;
+        batch = [];
+      }
+      after = page.id;
+    }
+    if (read.length === 0) break;
   }
+  if (batch.length > 0) yield batch;
 }
 
 /**

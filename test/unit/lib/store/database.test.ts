@@ -3,6 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { AuditStore } from '../../../../lib/store/audit-store.ts';
 import { migrate, openDatabase } from '../../../../lib/store/database.ts';
 import type { Db } from '../../../../lib/store/database.ts';
 import { migrations, SCHEMA_VERSION } from '../../../../lib/store/migrations.ts';
@@ -22,19 +23,20 @@ const schemaObjects = (db: Db) =>
     .all() as { type: string; name: string }[];
 
 const CURRENT_OBJECTS = [
-  { type: 'index', name: 'audit_events_at' },
+  { type: 'index', name: 'audit_pages_at' },
   { type: 'index', name: 'sessions_expires_at' },
   { type: 'index', name: 'sign_in_failures_window_start' },
   { type: 'table', name: 'admin_sessions' },
   { type: 'table', name: 'admin_users' },
   { type: 'table', name: 'api_keys' },
-  { type: 'table', name: 'audit_events' },
+  { type: 'table', name: 'audit_pages' },
   { type: 'table', name: 'device_groups' },
   { type: 'table', name: 'ntlm_clients' },
   { type: 'table', name: 'sessions' },
   { type: 'table', name: 'settings' },
   { type: 'table', name: 'sign_in_failures' },
   { type: 'table', name: 'sign_in_known' },
+  { type: 'view', name: 'audit_events' },
 ];
 
 describe('migration', () => {
@@ -57,6 +59,53 @@ describe('migration', () => {
     expect(schemaObjects(db)).toEqual(CURRENT_OBJECTS);
     expect(db.prepare('SELECT key, username FROM sessions').all()).toEqual([
       { key: '10.0.0.7', username: 'alice' },
+    ]);
+  });
+
+  it("brings a schema-8 DB's audit trail into pages: the same events, in the same order, readable as before", () => {
+    const old = raw();
+    for (const migration of migrations.slice(0, 8)) old.exec(migration);
+    old.pragma('user_version = 8');
+    const insert = old.prepare(
+      'INSERT INTO audit_events (at, box, kind, actor, username, address, detail) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    insert.run(1000, 'proxy1', 'api.login', 'api-key:wifi', 'alice', '10.0.0.7', '{}');
+    insert.run(1000, 'proxy2', 'settings.saved', 'admin:root', null, null, '{"changed":["portal.mode"]}');
+    insert.run(900, 'proxy1', 'session.expired', 'system', 'bob', '10.0.0.8', '{"reason":"idle"}');
+    old.close();
+
+    const db = tmp.connect();
+    expect(userVersion(db)).toBe(SCHEMA_VERSION);
+    expect(schemaObjects(db)).toEqual(CURRENT_OBJECTS);
+    const events = new AuditStore(db).list({ limit: 10 }).events;
+    expect(
+      events.map(({ id, at, box, kind, user, detail }) => ({ id, at, box, kind, user, detail })),
+    ).toEqual([
+      {
+        id: 2 * 1024,
+        at: 1000,
+        box: 'proxy2',
+        kind: 'settings.saved',
+        user: undefined,
+        detail: { changed: ['portal.mode'] },
+      },
+      { id: 1 * 1024, at: 1000, box: 'proxy1', kind: 'api.login', user: 'alice', detail: {} },
+      {
+        id: 3 * 1024,
+        at: 900,
+        box: 'proxy1',
+        kind: 'session.expired',
+        user: 'bob',
+        detail: { reason: 'idle' },
+      },
+    ]);
+    // The view answers an ad hoc query as the table did.
+    expect(
+      db.prepare('SELECT id, at, actor, address, detail FROM audit_events ORDER BY at, id').all(),
+    ).toEqual([
+      { id: 3 * 1024, at: 900, actor: 'system', address: '10.0.0.8', detail: '{"reason":"idle"}' },
+      { id: 1 * 1024, at: 1000, actor: 'api-key:wifi', address: '10.0.0.7', detail: '{}' },
+      { id: 2 * 1024, at: 1000, actor: 'admin:root', address: null, detail: '{"changed":["portal.mode"]}' },
     ]);
   });
 

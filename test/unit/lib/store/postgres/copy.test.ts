@@ -686,24 +686,25 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
     expect({ rows: await shared(sql), counters: await counters(sql) }).toEqual(before);
   });
 
-  it('an audit event PostgreSQL refuses, or with a detail that is not JSON, leaves the target as it was', async () => {
+  it('an audit event PostgreSQL refuses, or a page that is not JSON, leaves the target as it was', async () => {
     const clock = new ManualClock(T0);
     const site = await sqliteSite(clock);
     const db = tmp.track(openDatabase(site.path));
-    const event = db.prepare(
-      `INSERT INTO audit_events (at, box, kind, actor, detail) VALUES (?, 'proxy1', 'admin.sign-in', ?, ?)`,
+    const page = db.prepare(
+      `INSERT INTO audit_pages (at_first, at_last, box, events) VALUES (${T0}, ${T0}, 'proxy1', ?)`,
     );
-    const bad = event.run(T0, 'admin:root', '{"cut":').lastInsertRowid;
+    const signIn = (actor: string) => JSON.stringify([[T0, 'admin.sign-in', actor, null, null, {}]]);
+    const bad = page.run(signIn('admin:root').replace('{}]]', '{"cut":')).lastInsertRowid;
     const sql = await connect();
     const before = { rows: await shared(sql), counters: await counters(sql) };
     expect(await rejection(copyFile(sql, site.path, clock))).toMatchObject({
       code: 'INVALID_INPUT',
-      message: `audit event ${bad}: not valid JSON`,
+      message: `audit page ${bad}: not valid JSON`,
     });
     expect({ rows: await shared(sql), counters: await counters(sql) }).toEqual(before);
     // SQLite has no length limit on the actor; PostgreSQL's table allows 256 characters.
-    db.prepare('DELETE FROM audit_events WHERE id = ?').run(bad);
-    event.run(T0, `admin:${'y'.repeat(300)}`, '{}');
+    db.prepare('DELETE FROM audit_pages WHERE id = ?').run(bad);
+    page.run(signIn(`admin:${'y'.repeat(300)}`));
     db.close();
     const failed = await rejection(copyFile(sql, site.path, clock));
     expect(failed).toMatchObject({
