@@ -1,7 +1,7 @@
 #!/bin/bash
 # What the metrics and the audit trail cost together (issue 16: less than 5 % on the lookup path and the login
 # API), side by side in one run: this checkout ("head", metrics listener on, the audit trail on as it always is:
-# one row a login in the login's own transaction) against the commit before both ("base": the parent of the
+# a login's event in the login's own transaction, a page of events a group commit) against the commit before both ("base": the parent of the
 # commit that added lib/store/audit-store.ts, which came before lib/metrics/; or BASE=<rev>), built in a
 # temporary `git worktree` beside it (node_modules shared). Each tree runs its own `doorman serve` (which starts
 # its authd) on a state dir of its own with SESSIONS sessions (that tree's bench/lib/make-sessions.ts, so each
@@ -10,14 +10,16 @@
 #   lookups  the anchors' driver (helper-bench.js, the kit's key scheme: LOOKUPS lookups spread at random over the
 #            SESSIONS keys, INFLIGHT in flight, the keys once as --setup first) through dist/bin/doorman-shim
 #            --concurrent on that tree's authd: what Squid runs
-#   logins   bench/lib/login-load.ts: CONNS keep-alive connections re-logging the preloaded addresses in
-#            X-Doorman-Client from the trusted 127.0.0.1, DURATION s each (head writes an audit row for each)
+#   logins   bench/lib/login-load.ts: CONNS keep-alive connections logging in the preloaded addresses in
+#            X-Doorman-Client from the trusted 127.0.0.1, DURATION s each (head records an event for each);
+#            USERS=same: each login renews its address's session (the same user), USERS=next: each takes it
+#            from another user (a replacement: head reads the session replaced and records api.replaced)
 # and prints the means side by side with the cost in %: throughput, p99, and the CPU each lookup cost authd and
 # each login cost serve (from /proc; on a busy machine the CPU figures are the ones to read). Last, the lookup
 # counting on its own, in one process where other load falls on both sides alike (bench/lib/lookup-count-cost.ts),
 # and the audit row and the counts of a login the same way (bench/lib/login-audit-cost.ts).
 #   bench/observability-cost.sh
-# env: RUNS=3 SESSIONS=10000 LOOKUPS=200000 INFLIGHT=100 DURATION=5 CONNS=50 BASE=<rev> SCRAPE_EVERY=15
+# env: RUNS=3 SESSIONS=10000 LOOKUPS=200000 INFLIGHT=100 DURATION=5 CONNS=50 BASE=<rev> SCRAPE_EVERY=15 USERS=same
 #      PORT_BASE=8192 PORT_HEAD=8193 METRICS_PORT=9479 (head's metrics listener)
 #      METRICS=0: head without its metrics listener (with BASE=HEAD: the same tree and config on both sides, what
 #      the bench itself makes of two equal serves)
@@ -29,7 +31,7 @@ RUNS=${RUNS:-3}
 . "$(dirname "$0")/lib/env.sh"
 start_monitor observability-cost
 SESSIONS=${SESSIONS:-10000}; LOOKUPS=${LOOKUPS:-200000}; INFLIGHT=${INFLIGHT:-100}
-DURATION=${DURATION:-5}; CONNS=${CONNS:-50}; SCRAPE_EVERY=${SCRAPE_EVERY:-15}; METRICS=${METRICS:-1}
+DURATION=${DURATION:-5}; CONNS=${CONNS:-50}; USERS=${USERS:-same}; SCRAPE_EVERY=${SCRAPE_EVERY:-15}; METRICS=${METRICS:-1}
 PORT_BASE=${PORT_BASE:-8192}; PORT_HEAD=${PORT_HEAD:-8193}; METRICS_PORT=${METRICS_PORT:-9479}
 [ "$DURATION" -le 30 ] || { echo "DURATION is capped at 30 s" >&2; exit 2; }
 D=$SCRATCH/observability-cost
@@ -130,13 +132,14 @@ login_load() { # login_load base|head: the load generator's JSON line
   [ "$t" = head ] && port=$PORT_HEAD
   timeout $((DURATION + 30)) "$NODE" "$BENCH/lib/login-load.ts" --url "http://127.0.0.1:$port/api/login/" \
     --key-file "$D/$t/api-key" --connections "$CONNS" --duration "$DURATION" --server-pid "${SERVE[$t]}" \
-    --mode proxied --proxy-key-file "$D/$t/state/proxy-key" --clients "$SESSIONS" --first 0 --label "login API, $t"
+    --mode proxied --proxy-key-file "$D/$t/state/proxy-key" --clients "$SESSIONS" --first 0 --users "$USERS" \
+    --label "login API ($USERS users), $t"
 }
 login_record() { # login_record base|head RUN MACHINE RESULT AUTHD_TICKS
   local authd
   # authd's CPU meanwhile (it sees each commit), per login
   authd=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%.2f" % (int(sys.argv[2]) * 1e6 / int(sys.argv[3]) / max(1, sum(r["statuses"].values()))))' "$4" "$5" "$(getconf CLK_TCK)")
-  record "$OUT" "$3" "$4" "{\"case\":\"logins\",\"tree\":\"$1\",\"sha\":\"$( [ "$1" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"paired\":${PAIRED:-0},\"authd_cpu_us_per_login\":$authd}" > /dev/null
+  record "$OUT" "$3" "$4" "{\"case\":\"logins\",\"tree\":\"$1\",\"sha\":\"$( [ "$1" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"paired\":${PAIRED:-0},\"users\":\"$USERS\",\"authd_cpu_us_per_login\":$authd}" > /dev/null
   tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s logins  %9.0f /s  p99 %6.2f ms  server CPU %4.0f us/login (authd %4.1f)  statuses %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"]/1e3, r.get("server_cpu_us_per_req") or 0, r["authd_cpu_us_per_login"], r["statuses"]))'
 }
 logins() { # logins base|head RUN
@@ -210,7 +213,7 @@ print("  plain %.0f ns/lookup, counted %.0f ns/lookup: %+.0f ns (%+.1f%%)" % (r[
 # The audit row and the login's counts, the same way: head's SQLite store in one process, a login plain, with
 # its audit event, and with its counts too, in alternating rounds (bench/lib/login-audit-cost.ts).
 echo "In one process (head's store over a copy of the DB, a login plain / audited / audited and counted, median of 7 rounds):"
-"$NODE" "$BENCH/lib/login-audit-cost.ts" --config "$D/inproc.json" --sessions "$SESSIONS" | tee -a "$OUT" | python3 -c '
+"$NODE" "$BENCH/lib/login-audit-cost.ts" --config "$D/inproc.json" --sessions "$SESSIONS" --users "$USERS" | tee -a "$OUT" | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
 print("  plain %.1f us/login, audited %.1f (%+.1f), audited and counted %.1f (%+.1f)" % (r["plain_us"], r["audited_us"], r["audit_cost_us"], r["counted_us"], r["count_cost_us"]))'

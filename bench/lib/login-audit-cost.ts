@@ -1,15 +1,17 @@
 /**
  * What the audit trail and the login's counting cost a login in the store, in one process and one run, so that
- * other load on the machine falls on all sides alike: re-logins of the preloaded addresses through the SQLite
+ * other load on the machine falls on all sides alike: logins on the preloaded addresses through the SQLite
  * store's sessions.start as the login API makes them (--batch at once, so one group commit holds them, as under
- * load), in alternating rounds of three kinds:
- *   plain    start(input): what a login wrote before the audit trail
- *   audited  start(input, previous => loginEvent(...)): the replaced session read and one audit row, in the
- *            same transaction (portal/api/login.ts)
+ * load), each renewing its address's session (--users same: the same user) or taking it from another user
+ * (--users next), in alternating rounds of three kinds:
+ *   plain    start(input): the same write, no event
+ *   audited  start(input, previous => loginEvent(...)): the session replaced as the write finds it, and the
+ *            login's event in the group commit's audit page, in the same transaction (portal/api/login.ts)
  *   counted  audited, and the login API's counts (countLogin, countSessionEnd when one was replaced)
  * Prints one JSON line: the median CPU µs per login of each and the differences.
  *
  *   node bench/lib/login-audit-cost.ts --config FILE [--logins 20000] [--rounds 7] [--sessions 10000] [--batch 50]
+ *        [--users same|next]
  */
 import { parseArgs } from 'node:util';
 import { dbPath, loadConfig } from '../../lib/config/load.ts';
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '7' },
     sessions: { type: 'string', default: '10000' },
     batch: { type: 'string', default: '50' },
+    users: { type: 'string', default: 'same' },
   },
 });
 const { config } = loadConfig(values.config);
@@ -41,9 +44,17 @@ const store = openSqliteStore(db, { passwordFile: '/nonexistent', audit: { box: 
 
 type Kind = 'plain' | 'audited' | 'counted';
 let next = 0;
+const users = values.users;
+if (users !== 'same' && users !== 'next') throw new Error('--users is same or next');
 const input = () => {
-  const i = next++ % sessions;
-  return { key: { kind: 'ip', value: benchKey(i) } as const, username: benchUser(i), source: 'api' as const };
+  const n = next++;
+  const i = n % sessions;
+  const user = users === 'same' ? i : i + Math.floor(n / sessions) + 1;
+  return {
+    key: { kind: 'ip', value: benchKey(i) } as const,
+    username: benchUser(user),
+    source: 'api' as const,
+  };
 };
 async function login(kind: Kind): Promise<void> {
   const start = input();
@@ -86,7 +97,7 @@ const counted = median(took.counted);
 const r1 = (n: number) => Math.round(n * 10) / 10;
 console.log(
   JSON.stringify({
-    label: 'login in the store in-process, plain vs audited vs audited and counted',
+    label: `login in the store in-process (${users} users), plain vs audited vs audited and counted`,
     plain_us: r1(plain),
     audited_us: r1(audited),
     counted_us: r1(counted),

@@ -5,7 +5,7 @@
  *   node bench/lib/login-load.ts --url http://127.0.0.1:8190/api/login/ --key-file FILE
  *        [--connections 50] [--duration 10] [--warmup 1] [--clients 100000] [--first 0]
  *        [--mode proxied|src] [--proxy-key-file FILE] [--src-base 127.0.2.1] [--max-requests 5000000]
- *        [--label TEXT]
+ *        [--users same|next] [--label TEXT]
  *
  * Who logs in (the session's address):
  *   --mode proxied  (default) every connection comes from 127.0.0.1, which the server must list in
@@ -16,6 +16,11 @@
  *               `clients` logins wraps around.
  *   --mode src  no header: connection k binds to src-base + k (127.0.0.0/8), so there are only `connections`
  *               distinct clients, each logging in again and again.
+ * Who is logged in (--users):
+ *   same   (default) client i as user i: with --first 0 each login renews the session make-sessions.ts
+ *          preloaded on its address (the same user by the same way in), as a device manager re-posting does
+ *   next   client i as user i + p + 1 on the p-th pass over the clients: each login takes its address from
+ *          another user (a replacement, with what the store and the audit trail do for one)
  * Requests during the first --warmup seconds are sent but not counted. Every 200 answer must name the address
  * sent (JSON "ip"); others are counted under "mismatched". With --server-pid, the server's CPU time during the
  * measured seconds (from /proc) and its RSS at the end are reported too. Prints one JSON line.
@@ -39,6 +44,7 @@ const { values: o } = parseArgs({
     'proxy-key-file': { type: 'string' },
     'src-base': { type: 'string', default: '127.0.2.1' },
     'max-requests': { type: 'string', default: '5000000' },
+    users: { type: 'string', default: 'same' },
     label: { type: 'string', default: '' },
     'server-pid': { type: 'string' },
   },
@@ -69,6 +75,8 @@ const proxyKey =
       ? fail('--mode proxied needs --proxy-key-file')
       : readFileSync(o['proxy-key-file'], 'utf8').trim();
 if (!(duration > 0 && duration <= 60)) fail('--duration must be 1..60 s');
+const users = o.users;
+if (users !== 'same' && users !== 'next') fail('--users is same or next');
 
 const serverPid = o['server-pid'];
 /** utime + stime of the server, seconds (/proc/PID/stat fields 14 and 15, in USER_HZ = 100 on Linux). */
@@ -115,7 +123,8 @@ function loginOnce(worker: number): Promise<void> {
   const n = sent++;
   const index = order[n % clients] as number;
   const ip = mode === 'proxied' ? benchKey(first + index) : dotted(srcBase + worker);
-  const body = `api_key=${encodeURIComponent(apiKey)}&username=user${String(index % 100000).padStart(5, '0')}`;
+  const user = users === 'same' ? index : index + Math.floor(n / clients) + 1;
+  const body = `api_key=${encodeURIComponent(apiKey)}&username=user${String(user % 100000).padStart(5, '0')}`;
   const headers: Record<string, string | number> = {
     'Content-Type': 'application/x-www-form-urlencoded',
     'Content-Length': Buffer.byteLength(body),

@@ -262,9 +262,18 @@ export class SessionStore {
   }
 
   /**
-   * start(), and who it replaced: the live session on the key, unless it was a renewal (the same user by the
-   * same way in, updated in place) or there was none. A login pays one statement for a renewal or a new key,
-   * and a read and a replace only when it takes the key from someone else.
+   * start(), a renewal (the same user by the same way in, still live) updated in place: one statement for a
+   * renewal or a new key, two when the key is taken from someone else.
+   */
+  renewOrStart(input: StartSession): Session {
+    const params = startParams(input, this.#clock.now());
+    const renewed = this.#renew.get(params) as Row | undefined;
+    return toSession(renewed ?? (this.#upsert.get(params) as Row));
+  }
+
+  /**
+   * renewOrStart(), and who it replaced: the live session on the key, unless it was a renewal or there was
+   * none. The read is paid only when the key is taken from someone else.
    */
   startReplacing(input: StartSession): { session: Session; replaced: Replaced | undefined } {
     const params = startParams(input, this.#clock.now());
