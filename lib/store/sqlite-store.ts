@@ -139,7 +139,7 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     // itself, see SessionStore.startReplacing): a read there costs a login far less than one before it,
     // which would open a read snapshot of its own.
     start: (input, audit) => {
-      if (typeof audit !== 'function') return audited(() => sessions.renewOrStart(input), audit);
+      if (typeof audit !== 'function') return audited(() => sessions.startReplacing(input).session, audit);
       let previous: Replaced | undefined;
       return audited(
         () => {

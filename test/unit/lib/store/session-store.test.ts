@@ -92,18 +92,6 @@ describe('startReplacing', () => {
     expect(taken.session.id).toBeGreaterThan(fresh.session.id);
     expect(store.list().map((s) => [s.id, s.username])).toEqual([[taken.session.id, 'bob']]);
   });
-
-  it('renewOrStart writes the same as startReplacing, without saying whom it replaced', () => {
-    const store = new SessionStore(tmp.connect(), clock);
-    const key = ip('10.0.0.6');
-    const fresh = store.renewOrStart({ key, username: 'alice', source: 'api' });
-    clock.advance(500);
-    const renewed = store.renewOrStart({ key, username: 'alice', source: 'api', idleTimeoutMs: 60_000 });
-    expect(renewed).toMatchObject({ id: fresh.id, createdAt: T0 + 500, idleTimeoutMs: 60_000 });
-    const taken = store.renewOrStart({ key, username: 'alice', source: 'portal' });
-    expect(taken.id).toBeGreaterThan(fresh.id);
-    expect(store.list()).toEqual([taken]);
-  });
 });
 
 describe('dataVersion', () => {
