@@ -4,12 +4,16 @@ import { type AuditCursor, type AuditPage, type AuditQuery, pageLimit, pageOf, s
 
 /**
  * The audit trail's pages, as SQLite keeps it (lib/store/migrations.ts 9): the events of one group commit
- * stored as one row, a JSON array, instead of a row each. A login pays for its share of one row (about a
- * tenth of a µs of JSON and SQLite at 27 logins a commit) where a row of its own cost it ~2.4 µs in one
- * process and twice that in serve. Pure: the store runs the statements.
+ * stored as one row instead of a row each. A login pays for its share of one row where a row of its own cost
+ * it ~2.4 µs in one process and twice that in serve; what is left is mostly the page's bytes in the WAL
+ * (bench/README), so a page is written small: the JSON array
  *
- * An event is `[at, kind, actor, user, address, detail]` (null for no user or address); its id is
- * `page id × PAGE_EVENTS + its index`, so (at, id) orders events as before and keyset cursors still work.
+ *   [[kind or actor, …], [dt, k, a, user, address], [dt, k, a, user, address, detail], …]
+ *
+ * whose first item lists the kinds and actors once (k and a index it), dt is the event's time less the page's
+ * at_first (ms), user and address are null for none, and the detail is left out when empty. A login's event is
+ * ~30 bytes where the plain record's JSON is ~70. An event's id is `page id × PAGE_EVENTS + its index`, so
+ * (at, id) orders events as a row each did and keyset cursors work. Pure: the store runs the statements.
  */
 
 /** Events a page holds at most. */
@@ -32,11 +36,67 @@ export interface NewPage {
 /** A page as read. */
 export interface StoredPage {
   id: number;
+  atFirst: number;
   box: string;
   events: string;
 }
 
-type Encoded = [number, string, string, string | null, string | null, Record<string, unknown>];
+/** An event as a page holds it: [dt, k, a, user, address] and the detail when it has a key. */
+type Encoded = Array<number | string | null | Record<string, unknown>>;
+
+const hasKeys = (object: Record<string, unknown>): boolean => {
+  for (const key in object) if (Object.hasOwn(object, key)) return true;
+  return false;
+};
+
+/** A page being filled: its strings (kinds and actors) by index, and its events. */
+class PageBuilder {
+  readonly first: AuditRecord;
+  last: AuditRecord;
+  readonly #strings: string[] = [];
+  readonly #index = new Map<string, number>();
+  readonly #events: Encoded[] = [];
+
+  constructor(first: AuditRecord) {
+    this.first = first;
+    this.last = first;
+  }
+
+  get size(): number {
+    return this.#events.length;
+  }
+
+  #indexOf(text: string): number {
+    let i = this.#index.get(text);
+    if (i === undefined) {
+      i = this.#strings.push(text) - 1;
+      this.#index.set(text, i);
+    }
+    return i;
+  }
+
+  add(r: AuditRecord): void {
+    this.last = r;
+    const event: Encoded = [
+      r.at - this.first.at,
+      this.#indexOf(r.kind),
+      this.#indexOf(r.actor),
+      r.user ?? null,
+      r.address ?? null,
+    ];
+    if (hasKeys(r.detail)) event.push(r.detail);
+    this.#events.push(event);
+  }
+
+  page(): NewPage {
+    return {
+      atFirst: this.first.at,
+      atLast: this.last.at,
+      box: this.first.box,
+      events: JSON.stringify([this.#strings, ...this.#events]),
+    };
+  }
+}
 
 /**
  * A group commit's records as pages: in time order (stable: a commit's records of one millisecond keep the
@@ -52,30 +112,26 @@ export function pagesOf(records: readonly AuditRecord[]): NewPage[] {
     }
   }
   const pages: NewPage[] = [];
-  let page: Encoded[] = [];
-  let first = sorted[0] as AuditRecord;
-  let last = first;
-  const close = () => {
-    pages.push({ atFirst: first.at, atLast: last.at, box: first.box, events: JSON.stringify(page) });
-    page = [];
-  };
+  let page = new PageBuilder(sorted[0] as AuditRecord);
   for (const r of sorted) {
+    const { first } = page;
     if (
-      page.length > 0 &&
-      (page.length === PAGE_EVENTS || r.at - first.at > PAGE_SPAN_MS || r.box !== first.box)
+      page.size > 0 &&
+      (page.size === PAGE_EVENTS || r.at - first.at > PAGE_SPAN_MS || r.box !== first.box)
     ) {
-      close();
-      first = r;
+      pages.push(page.page());
+      page = new PageBuilder(r);
     }
-    last = r;
-    page.push([r.at, r.kind, r.actor, r.user ?? null, r.address ?? null, r.detail]);
+    page.add(r);
   }
-  close();
+  pages.push(page.page());
   return pages;
 }
 
 const unreadable = (page: StoredPage, what: string) =>
   new DoormanError('INVALID_INPUT', `audit page ${page.id}: ${what}`);
+
+const isStringOrNull = (value: unknown) => value === null || typeof value === 'string';
 
 /** A stored page's events, oldest first, with their ids. */
 export function eventsOf(page: StoredPage): AuditEvent[] {
@@ -85,22 +141,47 @@ export function eventsOf(page: StoredPage): AuditEvent[] {
   } catch {
     throw unreadable(page, 'not valid JSON');
   }
-  if (!Array.isArray(parsed) || parsed.length > PAGE_EVENTS) throw unreadable(page, 'not a list of events');
-  return parsed.map((value, i) => {
-    if (!Array.isArray(value) || value.length !== 6)
-      throw unreadable(page, `event ${i} is not [at, kind, actor, user, address, detail]`);
-    const [at, kind, actor, user, address, detail] = value as Encoded;
-    return {
-      id: page.id * PAGE_EVENTS + i,
-      at,
+  if (!Array.isArray(parsed) || parsed.length > PAGE_EVENTS + 1 || !Array.isArray(parsed[0]))
+    throw unreadable(page, 'not [strings, events…]');
+  const strings = parsed[0] as unknown[];
+  const text = (i: unknown, event: number): string => {
+    const value = typeof i === 'number' ? strings[i] : undefined;
+    if (typeof value !== 'string') throw unreadable(page, `event ${event} names no kind or actor`);
+    return value;
+  };
+  const events: AuditEvent[] = [];
+  for (let i = 1; i < parsed.length; i++) {
+    const value: unknown = parsed[i];
+    const n = i - 1;
+    if (
+      !Array.isArray(value) ||
+      (value.length !== 5 && value.length !== 6) ||
+      typeof value[0] !== 'number' ||
+      !isStringOrNull(value[3]) ||
+      !isStringOrNull(value[4]) ||
+      (value.length === 6 && (typeof value[5] !== 'object' || value[5] === null || Array.isArray(value[5])))
+    )
+      throw unreadable(page, `event ${n} is not [dt, kind, actor, user, address, detail?]`);
+    const [dt, kind, actor, user, address, detail] = value as [
+      number,
+      number,
+      number,
+      string | null,
+      string | null,
+      Record<string, unknown>?,
+    ];
+    events.push({
+      id: page.id * PAGE_EVENTS + n,
+      at: page.atFirst + dt,
       box: page.box,
-      kind: kind as AuditKind,
-      actor,
+      kind: text(kind, n) as AuditKind,
+      actor: text(actor, n),
       user: user ?? undefined,
       address: address ?? undefined,
-      detail,
-    };
-  });
+      detail: detail ?? {},
+    });
+  }
+  return events;
 }
 
 /** The latest time a Date holds (ms): later than any event. */

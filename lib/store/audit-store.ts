@@ -43,10 +43,10 @@ export class AuditStore {
   constructor(db: Db) {
     this.#insert = db.prepare('INSERT INTO audit_pages (at_first, at_last, box, events) VALUES (?, ?, ?, ?)');
     // Newest first by the time index (at_last, at_first: no sort, no row read for a page that is passed by).
-    this.#pages = db.prepare(`SELECT id, at_last, box, events FROM audit_pages
+    this.#pages = db.prepare(`SELECT id, at_first AS atFirst, at_last, box, events FROM audit_pages
       WHERE at_last < ? AND at_first < ? AND at_last >= ? ORDER BY at_last DESC, at_first DESC`);
     this.#purge = db.prepare(`DELETE FROM audit_pages WHERE id IN
-      (SELECT id FROM audit_pages WHERE at_last < ? LIMIT ?) RETURNING json_array_length(events) AS events`);
+      (SELECT id FROM audit_pages WHERE at_last < ? LIMIT ?) RETURNING json_array_length(events) - 1 AS events`);
   }
 
   /** Insert a group commit's records (in whatever transaction is open): a page each PAGE_EVENTS, usually one. */

@@ -82,7 +82,7 @@ const PAGES_PER_READ = 64;
 
 export function* readSqliteAudit(db: Db, rows = ROWS_PER_STATEMENT): Generator<SqliteAuditRow[]> {
   const pages = db.prepare<[number, number], StoredPage>(
-    'SELECT id, box, events FROM audit_pages WHERE id > ? ORDER BY id LIMIT ?',
+    'SELECT id, at_first AS atFirst, box, events FROM audit_pages WHERE id > ? ORDER BY id LIMIT ?',
   );
   let after = -1;
   let batch: SqliteAuditRow[] = [];

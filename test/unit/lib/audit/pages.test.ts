@@ -4,6 +4,7 @@ import {
   eventsOf,
   PAGE_EVENTS,
   PAGE_SPAN_MS,
+  type NewPage,
   PageCollector,
   pagesOf,
   type StoredPage,
@@ -141,13 +142,38 @@ describe('pagesOf', () => {
 });
 
 describe('eventsOf', () => {
-  it('refuses a page that is not JSON or not a list of six-field events, naming the page', () => {
-    const page = (events: string): StoredPage => ({ id: 7, box: 'proxy1', events });
+  it('writes each kind and actor once a page, times from its first, no empty detail; reads back the records', () => {
+    const records = [
+      record(T0, 'alice'),
+      record(T0 + 3, 'bob', { kind: 'api.replaced', detail: { replaced: 'alice', source: 'api' } }),
+      record(T0 + 3, 'carol', { address: undefined, actor: 'admin:root', kind: 'session.ended' }),
+    ];
+    const [page] = pagesOf(records);
+    expect(JSON.parse(page?.events ?? '')).toEqual([
+      ['api.login', 'api-key:wifi', 'api.replaced', 'session.ended', 'admin:root'],
+      [0, 0, 1, 'alice', '10.0.0.1'],
+      [3, 2, 1, 'bob', '10.0.0.1', { replaced: 'alice', source: 'api' }],
+      [3, 3, 4, 'carol', null],
+    ]);
+    const events = eventsOf({ ...(page as NewPage), id: 2 });
+    expect(events).toEqual(records.map((r, i) => ({ id: 2 * PAGE_EVENTS + i, ...r })));
+  });
+
+  it('refuses a page that is not JSON or not [strings, events…], naming the page and the event', () => {
+    const page = (events: string): StoredPage => ({ id: 7, atFirst: T0, box: 'proxy1', events });
     expect(() => eventsOf(page('[[1,'))).toThrow('audit page 7: not valid JSON');
-    expect(() => eventsOf(page('{}'))).toThrow('audit page 7: not a list of events');
-    expect(() => eventsOf(page('[[1, "api.login"]]'))).toThrow('audit page 7: event 0 is not [at, kind');
-    expect(() => eventsOf(page(JSON.stringify(Array(PAGE_EVENTS + 1).fill(0))))).toThrow(
-      'not a list of events',
+    expect(() => eventsOf(page('{}'))).toThrow('audit page 7: not [strings, events…]');
+    expect(() => eventsOf(page('[1, [0, 0, 0, null, null]]'))).toThrow('not [strings, events…]');
+    expect(() =>
+      eventsOf(page(JSON.stringify([[], ...Array(PAGE_EVENTS + 1).fill([0, 0, 0, null, null])]))),
+    ).toThrow('not [strings, events…]');
+    const bad = ['[0, 0]', '[0, 0, 0, 1, null]', '["0", 0, 0, null, null]', '[0, 0, 0, null, null, []]'];
+    for (const event of bad)
+      expect(() => eventsOf(page(`[["api.login"], [0, 0, 0, null, null], ${event}]`))).toThrow(
+        'audit page 7: event 1 is not [dt, kind, actor, user, address, detail?]',
+      );
+    expect(() => eventsOf(page('[["api.login"], [0, 0, 1, null, null]]'))).toThrow(
+      'audit page 7: event 0 names no kind or actor',
     );
   });
 });

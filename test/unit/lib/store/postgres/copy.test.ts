@@ -536,9 +536,14 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
     let login: Promise<unknown> | undefined;
     let loggedIn = false;
     let batchesAfterLogin = 0;
-    /** The trail, a few events a batch, a box's login asked for after the first: it must not wait for the copy. */
+    let batches = 0;
+    /**
+     * The trail, a few events a batch, a box's login asked for after the first: it must not wait for the copy.
+     * Batches go on until three have been copied after the login committed (or 2,000: then it waited).
+     */
     function* trailWithLogin(): Generator<SqliteAuditRow[]> {
-      for (let i = 0; i < 40; i++) {
+      for (let i = 0; i < 2000 && batchesAfterLogin < 3; i++) {
+        batches += 1;
         if (loggedIn) batchesAfterLogin += 1;
         yield events.map((e) => ({ ...e, id: e.id + i * 1000 }));
         login ??= running.sessions
@@ -556,10 +561,10 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
     const result = await copied;
     await login;
     // Erin's login committed while the audit events were still being inserted, not after the copy.
-    expect(batchesAfterLogin).toBeGreaterThan(0);
+    expect(batchesAfterLogin).toBe(3);
     // Then counted under the change numbers: --replace ended her session with the rest the target held.
     expect(result.replaced.sessions).toBe(1);
-    expect(result.copied.audit_events).toBe(40 * events.length);
+    expect(result.copied.audit_events).toBe(batches * events.length);
     expect(await sql`SELECT 1 FROM sessions WHERE key = '10.7.0.1'`).toHaveLength(0);
   });
 
@@ -693,8 +698,12 @@ describe('copying a SQLite DB into PostgreSQL (a real PostgreSQL 15)', { timeout
     const page = db.prepare(
       `INSERT INTO audit_pages (at_first, at_last, box, events) VALUES (${T0}, ${T0}, 'proxy1', ?)`,
     );
-    const signIn = (actor: string) => JSON.stringify([[T0, 'admin.sign-in', actor, null, null, {}]]);
-    const bad = page.run(signIn('admin:root').replace('{}]]', '{"cut":')).lastInsertRowid;
+    const signIn = (actor: string) =>
+      JSON.stringify([
+        ['admin.sign-in', actor],
+        [0, 0, 1, null, null],
+      ]);
+    const bad = page.run(signIn('admin:root').replace('null]]', '{"cut":')).lastInsertRowid;
     const sql = await connect();
     const before = { rows: await shared(sql), counters: await counters(sql) };
     expect(await rejection(copyFile(sql, site.path, clock))).toMatchObject({
