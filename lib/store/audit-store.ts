@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { AuditEvent, AuditKind, AuditRecord } from '../audit/event.ts';
-import { PAGE_SPAN_MS, PageCollector, pagesOf, type StoredPage } from '../audit/pages.ts';
+import { PageCollector } from '../audit/page-collector.ts';
+import { PAGE_SPAN_MS, pagesOf, type StoredPage } from '../audit/pages.ts';
 import { AUDIT_SCAN_ROWS, type AuditPage, type AuditQuery } from '../audit/query.ts';
 import type { Db } from './database.ts';
 import type { AuditOptions } from './store.ts';

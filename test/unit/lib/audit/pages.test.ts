@@ -1,109 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditEvent, AuditRecord } from '../../../../lib/audit/event.ts';
 import {
   eventsOf,
+  type NewPage,
   PAGE_EVENTS,
   PAGE_SPAN_MS,
-  type NewPage,
-  PageCollector,
   pagesOf,
   type StoredPage,
 } from '../../../../lib/audit/pages.ts';
-import type { AuditCursor, AuditPage, AuditQuery } from '../../../../lib/audit/query.ts';
-
-const T0 = Date.UTC(2026, 0, 1);
-
-const record = (at: number, user: string, extra: Partial<AuditRecord> = {}): AuditRecord => ({
-  at,
-  box: 'proxy1',
-  kind: 'api.login',
-  actor: 'api-key:wifi',
-  user,
-  address: '10.0.0.1',
-  detail: {},
-  ...extra,
-});
-
-/** Stored as the SQLite store stores them: ids from 1, in the order written. */
-function store(commits: AuditRecord[][]): Array<StoredPage & { atFirst: number; atLast: number }> {
-  return commits.flatMap(pagesOf).map((page, i) => ({ ...page, id: i + 1 }));
-}
-
-/** AuditStore.list's reading, without SQLite: the same WHERE and ORDER BY over the pages. */
-function list(pages: ReturnType<typeof store>, query: AuditQuery, scanRows = 100_000): AuditPage {
-  const collector = new PageCollector(query, scanRows);
-  const below = PageCollector.below(query);
-  const read = pages
-    .filter((p) => p.atLast < below + PAGE_SPAN_MS && p.atFirst < below && p.atLast >= (query.from ?? 0))
-    .sort((a, b) => b.atLast - a.atLast || b.atFirst - a.atFirst);
-  for (const page of read) {
-    if (!collector.wants(page.atLast)) break;
-    collector.add(page);
-  }
-  return collector.result();
-}
-
-const newestFirst = (a: AuditCursor, b: AuditCursor) => b.at - a.at || b.id - a.id;
-
-/** Every event a query matches, newest first, by reading all of it. */
-function everything(pages: ReturnType<typeof store>, query: Omit<AuditQuery, 'limit'>): AuditEvent[] {
-  return pages
-    .flatMap(eventsOf)
-    .filter(
-      (e) =>
-        (query.from === undefined || e.at >= query.from) &&
-        (query.to === undefined || e.at < query.to) &&
-        (query.user === undefined || e.user === query.user || e.actor === `admin:${query.user}`) &&
-        (query.address === undefined || e.address === query.address) &&
-        (query.kind === undefined || e.kind === query.kind),
-    )
-    .sort(newestFirst);
-}
-
-/** Every page of a query, following the cursors (at most `most` pages). */
-function walk(pages: ReturnType<typeof store>, query: AuditQuery, scanRows: number, most = 10_000) {
-  const events: AuditEvent[] = [];
-  let before: AuditCursor | undefined;
-  let n = 0;
-  for (; n < most; n++) {
-    const page = list(pages, { ...query, ...(before === undefined ? {} : { before }) }, scanRows);
-    expect(page.events.length).toBeLessThanOrEqual(query.limit);
-    events.push(...page.events);
-    before = page.next;
-    if (before === undefined) break;
-  }
-  return { events, pages: n + 1 };
-}
-
-/** A trail like a busy day's: logins in commits of a few ms, admin actions, expiries recorded late. */
-function day(seed: number): AuditRecord[][] {
-  let state = seed;
-  const random = (n: number) => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return state % n;
-  };
-  const commits: AuditRecord[][] = [];
-  let now = T0;
-  for (let c = 0; c < 300; c++) {
-    now += random(400);
-    const size = 1 + random(30);
-    const commit: AuditRecord[] = [];
-    for (let i = 0; i < size; i++) {
-      const late = random(10) === 0 ? random(5 * PAGE_SPAN_MS) : 0;
-      commit.push(
-        record(now - late, `u${random(40)}`, {
-          address: `10.0.0.${random(20)}`,
-          ...(late > 0 ? { kind: 'session.expired', actor: 'system' } : {}),
-          ...(random(25) === 0
-            ? { kind: 'settings.saved', actor: `admin:u${random(40)}`, user: undefined }
-            : {}),
-        }),
-      );
-    }
-    commits.push(commit);
-  }
-  return commits;
-}
+import { record, store, T0 } from '../../../support/audit-pages.ts';
 
 describe('pagesOf', () => {
   it("keeps a commit's records in one page, in time order (stable), their ids the page's and their index", () => {
@@ -175,55 +79,5 @@ describe('eventsOf', () => {
     expect(() => eventsOf(page('[["api.login"], [0, 0, 1, null, null]]'))).toThrow(
       'audit page 7: event 0 names no kind or actor',
     );
-  });
-});
-
-describe('PageCollector', () => {
-  it('pages through a trail newest first, as reading all of it and sorting would, for every filter', () => {
-    const pages = store(day(7));
-    const queries: Array<Omit<AuditQuery, 'limit'>> = [
-      {},
-      { user: 'u3' },
-      { address: '10.0.0.4' },
-      { kind: 'session.expired' },
-      { from: T0 + 20_000, to: T0 + 40_000 },
-      { user: 'u5', from: T0 + 10_000 },
-    ];
-    for (const query of queries) {
-      const all = everything(pages, query);
-      for (const limit of [1, 7, 50]) {
-        expect(walk(pages, { ...query, limit }, 100_000).events).toEqual(all);
-      }
-      // A bounded scan ends pages short, never losing or repeating an event.
-      expect(walk(pages, { ...query, limit: 10 }, 40).events).toEqual(all);
-    }
-  });
-
-  it('a filtered page that reaches its scan bound ends where it stopped, with a cursor from there', () => {
-    const pages = store(
-      Array.from({ length: 10 }, (_, i) => [record(T0 + i * 1000, i === 0 ? 'rare' : `u${i}`)]),
-    );
-    const first = list(pages, { user: 'rare', limit: 5 }, 4);
-    expect(first.events).toEqual([]);
-    expect(first.searchedTo).toBe(T0 + 6000);
-    expect(first.next).toEqual({ at: T0 + 6000, id: 7 * PAGE_EVENTS });
-    expect(
-      list(pages, { user: 'rare', limit: 5, before: first.next as AuditCursor }, 100).events.map(
-        (e) => e.user,
-      ),
-    ).toEqual(['rare']);
-  });
-
-  it('an unfiltered page reads only as far as it must: pages older than its oldest event are not asked for', () => {
-    const pages = store(Array.from({ length: 100 }, (_, i) => [record(T0 + i * 10 * PAGE_SPAN_MS, `u${i}`)]));
-    const collector = new PageCollector({ limit: 3 }, 100_000);
-    const asked: number[] = [];
-    for (const page of [...pages].reverse()) {
-      asked.push(page.atLast);
-      if (!collector.wants(page.atLast)) break;
-      collector.add(page);
-    }
-    expect(asked).toHaveLength(5);
-    expect(collector.result().events.map((e) => e.user)).toEqual(['u99', 'u98', 'u97']);
   });
 });

@@ -1,0 +1,115 @@
+import type { AuditEvent } from './event.ts';
+import { eventsOf, type StoredPage } from './pages.ts';
+import { type AuditCursor, type AuditPage, type AuditQuery, pageLimit, pageOf, scans } from './query.ts';
+
+/** The latest time a Date holds (ms): later than any event. */
+const LAST_TIME = 8.64e15;
+
+/** Whether event a comes after b, newest first: by time, then id. */
+const newer = (a: AuditCursor, b: AuditCursor) => a.at - b.at || a.id - b.id;
+
+/**
+ * One page of the Audit screen out of the stored pages, fed newest first by their newest event (`atLast`
+ * descending; pages of one atLast in any order). The store reads pages while wants() says so:
+ *   - an unfiltered query (time and cursor only) stops once it holds limit + 1 events and the next page's
+ *     newest is older than the oldest of them: nothing further on can come before them;
+ *   - a filtered one (user, address, kind) also stops once it has read scanRows events
+ *     (lib/audit/query.ts AUDIT_SCAN_ROWS), and ends its page where it stopped: the events newer than the next
+ *     page's newest are all known, the rest is the next page's.
+ */
+export class PageCollector {
+  readonly #query: AuditQuery;
+  readonly #limit: number;
+  readonly #scanRows: number;
+  readonly #scans: boolean;
+  #matches: AuditEvent[] = [];
+  /** The oldest of limit + 1 events held (newest first), once there are that many. */
+  #oldestKept: AuditEvent | undefined;
+  #read = 0;
+  /** Where a filtered page stopped reading: the newest time of the first page not read. */
+  #stoppedAt: number | undefined;
+  /** A filtered query's events read, as at, id pairs: where it stopped is the oldest above #stoppedAt. */
+  readonly #readKeys: number[] = [];
+
+  constructor(query: AuditQuery, scanRows: number) {
+    this.#query = query;
+    this.#limit = pageLimit(query.limit);
+    this.#scanRows = scanRows;
+    this.#scans = scans(query);
+  }
+
+  /**
+   * The exclusive upper bound on the time of the events this query can show: the pages to read are those
+   * with an event older than it (atFirst < below), newest first from atLast < below + PAGE_SPAN_MS down.
+   */
+  static below(query: AuditQuery): number {
+    const before = query.before === undefined ? LAST_TIME : query.before.at + 1;
+    return Math.min(before, query.to ?? LAST_TIME);
+  }
+
+  /** Whether the next page (its newest event at `atLast`) is still to be read. */
+  wants(atLast: number): boolean {
+    if (this.#oldestKept !== undefined && atLast < this.#oldestKept.at) return false;
+    if (this.#scans && this.#read >= this.#scanRows) {
+      this.#stoppedAt = atLast;
+      return false;
+    }
+    return true;
+  }
+
+  add(page: StoredPage): void {
+    const { user, address, kind, from, to, before } = this.#query;
+    for (const event of eventsOf(page)) {
+      if (from !== undefined && event.at < from) continue;
+      if (to !== undefined && event.at >= to) continue;
+      if (before !== undefined && newer(event, before) >= 0) continue;
+      // Read: in the query's time range (a page may hold events on both sides of a cursor; those above it
+      // were the previous page's, and count for nothing here).
+      this.#read++;
+      if (this.#scans) this.#readKeys.push(event.at, event.id);
+      if (user !== undefined && event.user !== user && !isActor(event.actor, user)) continue;
+      if (address !== undefined && event.address !== address) continue;
+      if (kind !== undefined && event.kind !== kind) continue;
+      this.#matches.push(event);
+    }
+    // Kept to limit + 1, sorted, once there are that many (and again at twice that): bounded memory whatever
+    // the scan, and the oldest kept known from then on.
+    const kept = this.#limit + 1;
+    const held = this.#matches.length;
+    if (held >= 2 * kept || (held >= kept && this.#oldestKept === undefined)) this.#trim();
+  }
+
+  #trim(): void {
+    this.#matches.sort((a, b) => newer(b, a));
+    if (this.#matches.length > this.#limit) {
+      this.#matches.length = this.#limit + 1;
+      this.#oldestKept = this.#matches[this.#limit];
+    }
+  }
+
+  result(): AuditPage {
+    this.#trim();
+    const stoppedAt = this.#stoppedAt;
+    if (stoppedAt === undefined) return pageOf(this.#matches, this.#limit);
+    // Only what is newer than every page not read is known: down to the oldest event read above it.
+    let end: AuditCursor | undefined;
+    const keys = this.#readKeys;
+    for (let i = 0; i < keys.length; i += 2) {
+      const key = { at: keys[i] as number, id: keys[i + 1] as number };
+      if (key.at > stoppedAt && (end === undefined || newer(key, end) < 0)) end = key;
+    }
+    end ??= { at: stoppedAt + 1, id: 0 };
+    const known = this.#matches.filter((event) => newer(event, end) >= 0);
+    return pageOf(known, this.#limit, end);
+  }
+}
+
+/** The user filter's other half: the admin, CLI user, API key or splash user of that name who acted. */
+const isActor = (actor: string, user: string): boolean => {
+  const colon = actor.indexOf(':');
+  return (
+    colon > 0 &&
+    actor.slice(colon + 1) === user &&
+    ['admin', 'cli', 'api-key', 'user'].includes(actor.slice(0, colon))
+  );
+};
