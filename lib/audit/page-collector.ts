@@ -1,5 +1,5 @@
 import type { AuditEvent } from './event.ts';
-import { eventsOf, type StoredPage } from './pages.ts';
+import { eventsOf, PAGE_EVENTS, type StoredPage } from './pages.ts';
 import { type AuditCursor, type AuditPage, type AuditQuery, pageLimit, pageOf, scans } from './query.ts';
 
 /** The latest time a Date holds (ms): later than any event. */
@@ -9,13 +9,16 @@ const LAST_TIME = 8.64e15;
 const newer = (a: AuditCursor, b: AuditCursor) => a.at - b.at || a.id - b.id;
 
 /**
- * One page of the Audit screen out of the stored pages, fed newest first by their newest event (`atLast`
- * descending; pages of one atLast in any order). The store reads pages while wants() says so:
- *   - an unfiltered query (time and cursor only) stops once it holds limit + 1 events and the next page's
- *     newest is older than the oldest of them: nothing further on can come before them;
- *   - a filtered one (user, address, kind) also stops once it has read scanRows events
- *     (lib/audit/query.ts AUDIT_SCAN_ROWS), and ends its page where it stopped: the events newer than the next
- *     page's newest are all known, the rest is the next page's.
+ * One page of the Audit screen out of the stored pages, fed newest first by their newest event and then by id
+ * (`atLast` descending, `id` descending: the order of the time index). The store reads pages while wants()
+ * says so:
+ *   - an unfiltered query (time and cursor only) stops once it holds limit + 1 events and the next page can
+ *     hold none newer than the oldest of them (its newest is older; or as old, and its ids are all smaller);
+ *   - a filtered one (user, address, kind) also stops once it has read scanRows events of its range, and
+ *     ends its page where it stopped: every event at or above the next page's place in that order is known,
+ *     the rest is the next page's. It stops only where one of the events it read is above that place, so the
+ *     cursor it gives always moves on, inside a run of pages of one millisecond too (a registration date's
+ *     expiries): those are read by id, a bounded number a page like any other.
  */
 export class PageCollector {
   readonly #query: AuditQuery;
@@ -25,10 +28,12 @@ export class PageCollector {
   #matches: AuditEvent[] = [];
   /** The oldest of limit + 1 events held (newest first), once there are that many. */
   #oldestKept: AuditEvent | undefined;
+  /** Events of the query's range read, and the newest of them. */
   #read = 0;
-  /** Where a filtered page stopped reading: the newest time of the first page not read. */
-  #stoppedAt: number | undefined;
-  /** A filtered query's events read, as at, id pairs: where it stopped is the oldest above #stoppedAt. */
+  #newestRead: AuditCursor | undefined;
+  /** Where a filtered page stopped reading: the place of the first page not read (see wants). */
+  #stoppedAt: AuditCursor | undefined;
+  /** A filtered query's events read, as at, id pairs: its cursor is the oldest at or above #stoppedAt. */
   readonly #readKeys: number[] = [];
 
   constructor(query: AuditQuery, scanRows: number) {
@@ -47,12 +52,16 @@ export class PageCollector {
     return Math.min(before, query.to ?? LAST_TIME);
   }
 
-  /** Whether the next page (its newest event at `atLast`) is still to be read. */
-  wants(atLast: number): boolean {
-    if (this.#oldestKept !== undefined && atLast < this.#oldestKept.at) return false;
+  /** Whether the next page (its newest event at `atLast`, its id `id`) is still to be read. */
+  wants(atLast: number, id: number): boolean {
+    // The newest place an event of this page can have: every one of its ids is below the next page's.
+    const place = { at: atLast, id: (id + 1) * PAGE_EVENTS - 1 };
+    if (this.#oldestKept !== undefined && newer(place, this.#oldestKept) < 0) return false;
     if (this.#scans && this.#read >= this.#scanRows) {
-      this.#stoppedAt = atLast;
-      return false;
+      if (this.#newestRead !== undefined && newer(this.#newestRead, place) > 0) {
+        this.#stoppedAt = place;
+        return false;
+      }
     }
     return true;
   }
@@ -66,6 +75,7 @@ export class PageCollector {
       // Read: in the query's time range (a page may hold events on both sides of a cursor; those above it
       // were the previous page's, and count for nothing here).
       this.#read++;
+      if (this.#newestRead === undefined || newer(event, this.#newestRead) > 0) this.#newestRead = event;
       if (this.#scans) this.#readKeys.push(event.at, event.id);
       if (user !== undefined && event.user !== user && !isActor(event.actor, user)) continue;
       if (address !== undefined && event.address !== address) continue;
@@ -91,16 +101,17 @@ export class PageCollector {
     this.#trim();
     const stoppedAt = this.#stoppedAt;
     if (stoppedAt === undefined) return pageOf(this.#matches, this.#limit);
-    // Only what is newer than every page not read is known: down to the oldest event read above it.
+    // Known: every event above the first page not read. The cursor is the oldest read there (wants() stopped
+    // only with one read there), so the next page goes on strictly below it and below the last cursor.
     let end: AuditCursor | undefined;
     const keys = this.#readKeys;
     for (let i = 0; i < keys.length; i += 2) {
       const key = { at: keys[i] as number, id: keys[i + 1] as number };
-      if (key.at > stoppedAt && (end === undefined || newer(key, end) < 0)) end = key;
+      if (newer(key, stoppedAt) > 0 && (end === undefined || newer(key, end) < 0)) end = key;
     }
-    end ??= { at: stoppedAt + 1, id: 0 };
-    const known = this.#matches.filter((event) => newer(event, end) >= 0);
-    return pageOf(known, this.#limit, end);
+    const cursor = end ?? (this.#newestRead as AuditCursor);
+    const known = this.#matches.filter((event) => newer(event, cursor) >= 0);
+    return pageOf(known, this.#limit, cursor);
   }
 }
 

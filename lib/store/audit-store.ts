@@ -43,9 +43,9 @@ export class AuditStore {
 
   constructor(db: Db) {
     this.#insert = db.prepare('INSERT INTO audit_pages (at_first, at_last, box, events) VALUES (?, ?, ?, ?)');
-    // Newest first by the time index (at_last, at_first: no sort, no row read for a page that is passed by).
+    // Newest first by the time index (at_last, and the id it holds: no sort).
     this.#pages = db.prepare(`SELECT id, at_first AS atFirst, at_last, box, events FROM audit_pages
-      WHERE at_last < ? AND at_first < ? AND at_last >= ? ORDER BY at_last DESC, at_first DESC`);
+      WHERE at_last < ? AND at_first < ? AND at_last >= ? ORDER BY at_last DESC, id DESC`);
     this.#purge = db.prepare(`DELETE FROM audit_pages WHERE id IN
       (SELECT id FROM audit_pages WHERE at_last < ? LIMIT ?) RETURNING json_array_length(events) - 1 AS events`);
   }
@@ -63,7 +63,7 @@ export class AuditStore {
     const collector = new PageCollector(query, query.scanRows ?? AUDIT_SCAN_ROWS);
     const below = PageCollector.below(query);
     for (const page of this.#pages.iterate(below + PAGE_SPAN_MS, below, query.from ?? 0)) {
-      if (!collector.wants(page.at_last)) break;
+      if (!collector.wants(page.at_last, page.id)) break;
       collector.add(page);
     }
     return collector.result();

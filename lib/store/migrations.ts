@@ -138,8 +138,9 @@ export const migrations: readonly string[] = [
   // 9: the audit trail in pages (lib/audit/pages.ts): a group commit's events are one row, written small (the
   // kinds and actors once a page, times as offsets), where a row each cost a login ~5 µs of serve's time
   // (bench/README). Same events, same order, same ids' role: an event's id is page id × 1024 + its index; each
-  // row of schema 8 becomes a page of one, under its own id. The index is on the page's time range, newest
-  // first; at_first is read from it (a page holds nothing older than a cursor when at_first is not).
+  // row of schema 8 becomes a page of one, under its own id (a detail that is not JSON is kept as a string,
+  // {"unreadable": …}). The index is on the page's newest time (and its id, as every index holds it): the
+  // order the Audit screen reads pages in.
   // audit_events is now a view of the pages, for ad hoc queries (sqlite3), never Doorman's own.
   `
   CREATE TABLE audit_pages (
@@ -150,10 +151,12 @@ export const migrations: readonly string[] = [
     events    TEXT    NOT NULL,
     CHECK (at_first <= at_last)
   ) STRICT;
-  CREATE INDEX audit_pages_at ON audit_pages (at_last, at_first);
+  CREATE INDEX audit_pages_at ON audit_pages (at_last);
   INSERT INTO audit_pages (id, at_first, at_last, box, events)
     SELECT id, at, at, box,
-      json_array(json_array(kind, actor), json_array(0, 0, 1, username, address, json(detail)))
+      json_array(json_array(kind, actor), json_array(0, 0, 1, username, address,
+        CASE WHEN NOT json_valid(detail) THEN json_object('unreadable', detail)
+          WHEN json_type(detail) = 'object' THEN json(detail) ELSE json_object('unreadable', detail) END))
     FROM audit_events ORDER BY id;
   DROP TABLE audit_events;
   CREATE VIEW audit_events (id, at, box, kind, actor, username, address, detail) AS

@@ -258,7 +258,8 @@ export class SessionStore {
    * start(), and who it replaced: the live session on the key, unless it was a renewal (the same user by the
    * same way in, then updated in place) or there was none. One read and one write whatever the case: a read
    * costs a login less than a write that finds nothing to do (an upsert whose DO UPDATE does not apply, an
-   * UPDATE of no row: each a statement journal and, with RETURNING, a table of its own), measured.
+   * UPDATE of no row: each a statement journal and, with RETURNING, a table of its own), measured. Inside a
+   * transaction only (the store's group commit): the read and the write must see one state of the key.
    */
   startReplacing(input: StartSession): { session: Session; replaced: Replaced | undefined } {
     const now = this.#clock.now();

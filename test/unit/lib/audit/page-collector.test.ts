@@ -11,9 +11,9 @@ function list(pages: ReturnType<typeof store>, query: AuditQuery, scanRows = 100
   const below = PageCollector.below(query);
   const read = pages
     .filter((p) => p.atLast < below + PAGE_SPAN_MS && p.atFirst < below && p.atLast >= (query.from ?? 0))
-    .sort((a, b) => b.atLast - a.atLast || b.atFirst - a.atFirst);
+    .sort((a, b) => b.atLast - a.atLast || b.id - a.id);
   for (const page of read) {
-    if (!collector.wants(page.atLast)) break;
+    if (!collector.wants(page.atLast, page.id)) break;
     collector.add(page);
   }
   return collector.result();
@@ -45,14 +45,20 @@ function walk(pages: ReturnType<typeof store>, query: AuditQuery, scanRows: numb
     const page = list(pages, { ...query, ...(before === undefined ? {} : { before }) }, scanRows);
     expect(page.events.length).toBeLessThanOrEqual(query.limit);
     events.push(...page.events);
+    // Each cursor strictly older than the last: a walk always ends.
+    if (before !== undefined && page.next !== undefined)
+      expect(newestFirst(before, page.next)).toBeLessThan(0);
     before = page.next;
     if (before === undefined) break;
   }
   return { events, pages: n + 1 };
 }
 
-/** A trail like a busy day's: logins in commits of a few ms, admin actions, expiries recorded late. */
-function day(seed: number): AuditRecord[][] {
+/**
+ * A trail like a busy day's: logins in commits of a few ms, admin actions, expiries recorded late. `gap`: the
+ * most ms between commits (a small one makes runs of pages of one millisecond).
+ */
+function day(seed: number, gap = 400, count = 300): AuditRecord[][] {
   let state = seed;
   const random = (n: number) => {
     state = (state * 1103515245 + 12345) % 2 ** 31;
@@ -60,8 +66,8 @@ function day(seed: number): AuditRecord[][] {
   };
   const commits: AuditRecord[][] = [];
   let now = T0;
-  for (let c = 0; c < 300; c++) {
-    now += random(400);
+  for (let c = 0; c < count; c++) {
+    now += random(gap);
     const size = 1 + random(30);
     const commit: AuditRecord[] = [];
     for (let i = 0; i < size; i++) {
@@ -102,6 +108,31 @@ describe('PageCollector', () => {
     }
   });
 
+  it('pages through runs of pages of one millisecond too, however small the scan bound', () => {
+    for (let seed = 1; seed <= 12; seed++) {
+      const pages = store(day(seed, 3, 60));
+      for (const query of [{ user: `u${seed}` }, { kind: 'session.expired' as const }, {}]) {
+        const all = everything(pages, query);
+        for (const scanRows of [1, 5, 40]) {
+          expect(walk(pages, { ...query, limit: 1 + (seed % 9) }, scanRows).events).toEqual(all);
+        }
+      }
+    }
+  });
+
+  it("a filtered walk gets past a registration date's expiries, every one at the same millisecond", () => {
+    const expiry = (user: string) => record(T0, user, { kind: 'session.expired', actor: 'system' });
+    const pages = store([
+      [record(T0 - 5000, 'rare')],
+      ...Array.from({ length: 10 }, (_, c) => [0, 1, 2].map((i) => expiry(`u${c}-${i}`))),
+      [record(T0 + 1000, 'other')],
+    ]);
+    const { events, pages: read } = walk(pages, { user: 'rare', limit: 5 }, 9);
+    expect(events.map((e) => e.user)).toEqual(['rare']);
+    // Inside the run, pages stop by id: three short pages of about nine events read each, then the match.
+    expect(read).toBe(4);
+  });
+
   it('a filtered page that reaches its scan bound ends where it stopped, with a cursor from there', () => {
     const pages = store(
       Array.from({ length: 10 }, (_, i) => [record(T0 + i * 1000, i === 0 ? 'rare' : `u${i}`)]),
@@ -123,7 +154,7 @@ describe('PageCollector', () => {
     const asked: number[] = [];
     for (const page of [...pages].reverse()) {
       asked.push(page.atLast);
-      if (!collector.wants(page.atLast)) break;
+      if (!collector.wants(page.atLast, page.id)) break;
       collector.add(page);
     }
     expect(asked).toHaveLength(5);

@@ -72,12 +72,17 @@ describe('migration', () => {
     insert.run(1000, 'proxy1', 'api.login', 'api-key:wifi', 'alice', '10.0.0.7', '{}');
     insert.run(1000, 'proxy2', 'settings.saved', 'admin:root', null, null, '{"changed":["portal.mode"]}');
     insert.run(900, 'proxy1', 'session.expired', 'system', 'bob', '10.0.0.8', '{"reason":"idle"}');
+    // Doorman never wrote these (JSON.stringify of an object), but a hand-edited row must not stop the upgrade.
+    insert.run(800, 'proxy1', 'admin.sign-in', 'admin:root', null, null, '{"cut":');
+    insert.run(700, 'proxy1', 'admin.sign-in', 'admin:root', null, null, '[1]');
     old.close();
 
     const db = tmp.connect();
     expect(userVersion(db)).toBe(SCHEMA_VERSION);
     expect(schemaObjects(db)).toEqual(CURRENT_OBJECTS);
-    const events = new AuditStore(db).list({ limit: 10 }).events;
+    const all = new AuditStore(db).list({ limit: 10 }).events;
+    expect(all.slice(3).map((e) => e.detail)).toEqual([{ unreadable: '{"cut":' }, { unreadable: '[1]' }]);
+    const events = all.slice(0, 3);
     expect(
       events.map(({ id, at, box, kind, user, detail }) => ({ id, at, box, kind, user, detail })),
     ).toEqual([
@@ -101,7 +106,9 @@ describe('migration', () => {
     ]);
     // The view answers an ad hoc query as the table did.
     expect(
-      db.prepare('SELECT id, at, actor, address, detail FROM audit_events ORDER BY at, id').all(),
+      db
+        .prepare('SELECT id, at, actor, address, detail FROM audit_events WHERE at >= 900 ORDER BY at, id')
+        .all(),
     ).toEqual([
       { id: 3 * 1024, at: 900, actor: 'system', address: '10.0.0.8', detail: '{"reason":"idle"}' },
       { id: 1 * 1024, at: 1000, actor: 'api-key:wifi', address: '10.0.0.7', detail: '{}' },
