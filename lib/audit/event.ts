@@ -89,8 +89,34 @@ export const REDACTED = '[redacted]';
 const cap = (value: string, max: number): string =>
   value.length <= max ? value : `${value.slice(0, max - 1)}…`;
 
+/** isSecretName's answers by name: the names are the code's own (detail keys, settings fields), a few dozen. */
+const secretNames = new Map<string, boolean>();
+const SECRET_NAMES_MAX = 1024;
+
 /** Whether a field of this name may hold a secret (the settings diff redacts these too). */
-export const isSecretName = (name: string): boolean => SECRET_NAME.test(name);
+export const isSecretName = (name: string): boolean => {
+  let secret = secretNames.get(name);
+  if (secret === undefined) {
+    secret = SECRET_NAME.test(name);
+    if (secretNames.size < SECRET_NAMES_MAX) secretNames.set(name, secret);
+  }
+  return secret;
+};
+
+/**
+ * Whether a cleaned detail is certainly under DETAIL_JSON_MAX without writing it out (a login's replaced
+ * user and source, on every replacing login): at most two keys (64 characters each once capped) with values
+ * that are not objects (a string capped to DETAIL_VALUE_MAX); at most 6 characters of JSON a character
+ * (`\u0000`), that is under 2 × 6 × (64 + 256) + 16.
+ */
+const surelySmall = (detail: Record<string, unknown>): boolean => {
+  let keys = 0;
+  for (const name in detail) {
+    const value = detail[name];
+    if (++keys > 2 || (value !== null && typeof value === 'object')) return false;
+  }
+  return true;
+};
 
 /**
  * The detail as kept: at most DETAIL_KEYS_MAX keys, two levels deep (a settings change is
@@ -100,7 +126,7 @@ export const isSecretName = (name: string): boolean => SECRET_NAME.test(name);
 export function auditDetail(detail: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
   if (detail === undefined) return {};
   const cleaned = cleanObject(detail, 0);
-  if (JSON.stringify(cleaned).length <= DETAIL_JSON_MAX) return cleaned;
+  if (surelySmall(cleaned) || JSON.stringify(cleaned).length <= DETAIL_JSON_MAX) return cleaned;
   const fitting: Record<string, unknown> = { truncated: true };
   for (const [name, value] of Object.entries(cleaned)) {
     if (JSON.stringify({ ...fitting, [name]: value }).length > DETAIL_JSON_MAX) break;

@@ -33,6 +33,18 @@ describe('auditDetail', () => {
     expect(auditDetail({ a: { b: { c: { d: 1 } } } })).toEqual({ a: { b: { c: '{…}' } } });
     expect((auditDetail({ s: 'x'.repeat(1000) })['s'] as string).length).toBe(256);
   });
+
+  it('keeps a two-key detail whole without measuring it: the worst two keys fit (every character escaped)', () => {
+    const worst = '\u0001'.repeat(1000);
+    const detail = auditDetail({ [`a${worst}`]: worst, [`b${worst}`]: worst });
+    expect(Object.keys(detail)).toHaveLength(2);
+    expect(detail['truncated']).toBeUndefined();
+    expect(JSON.stringify(detail).length).toBeLessThanOrEqual(DETAIL_JSON_MAX);
+    // Three such keys do not fit: measured, and cut.
+    const three = auditDetail({ [`a${worst}`]: worst, [`b${worst}`]: worst, [`c${worst}`]: worst });
+    expect(three['truncated']).toBe(true);
+    expect(JSON.stringify(three).length).toBeLessThanOrEqual(DETAIL_JSON_MAX);
+  });
 });
 
 describe('settingsChanges', () => {
