@@ -201,6 +201,19 @@ for case, what, pick in [("lookups", "lookup p99 us", lambda r: r["lat_us"]["p99
                          ("logins", "serve CPU us/login", lambda r: r.get("server_cpu_us_per_req") or 0)]:
     b, h = mean(case, "base", pick), mean(case, "head", pick)
     print("  %-34s %12.2f %12.2f %7.1f%%" % (what, b, h, (h - b) / b * 100))
+# run by run: head against base of the same run (paired logins ran at the same time), as the spread to read
+# the means against
+for case, what, pick in [("lookups", "authd CPU us/lookup", lambda r: r["authd_cpu_us_per_lookup"]),
+                         ("logins", "serve CPU us/login", lambda r: r.get("server_cpu_us_per_req") or 0)]:
+    runs = sorted({r["run"] for r in rows if r.get("case") == case})
+    d = []
+    for n in runs:
+        pair = {r["tree"]: pick(r) for r in rows if r.get("case") == case and r["run"] == n}
+        if "base" in pair and "head" in pair and pair["base"]:
+            d.append((pair["head"] - pair["base"]) / pair["base"] * 100)
+    if d:
+        print("  %-34s run by run: median %+.1f%%, %+.1f%% to %+.1f%% (%d of %d runs head higher)"
+              % (what, statistics.median(d), min(d), max(d), sum(1 for x in d if x > 0), len(d)))
 ' "$BASE_SHA" "$HEAD_SHA"
 echo
 # The counting itself, where other load falls on both sides alike: head's authd session handler in one process,
