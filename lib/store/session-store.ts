@@ -198,8 +198,8 @@ export class SessionStore {
        WHERE id = @id RETURNING *`,
     );
     this.#find = db.prepare(`SELECT * FROM sessions WHERE key_kind = @kind AND key = @key AND ${LIVE}`);
-    // Two columns as an array, positional: a login pays for this read, and find()'s named binding and whole
-    // row object cost it about as much again.
+    // Three columns as an array, positional (the id for a renewal in place): a login pays for this read, and
+    // find()'s named binding and whole row object cost it about as much again.
     this.#replaced = db
       .prepare(
         `SELECT username, source, id FROM sessions

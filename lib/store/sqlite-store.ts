@@ -135,20 +135,17 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     list: () => sessions.list(),
     search: (search) => sessions.search(search),
     countBySource: (sources) => sessions.countBySource(sources),
-    // The session replaced is found inside the write's transaction (a renewal or a new key in the write
-    // itself, see SessionStore.startReplacing): a read there costs a login far less than one before it,
-    // which would open a read snapshot of its own.
+    // The session replaced is read inside the write's transaction (SessionStore.startReplacing: one read, then
+    // a renewal in place or a replacement): a read there costs a login far less than one before it, which
+    // would open a read snapshot of its own.
     start: (input, audit) => {
-      if (typeof audit !== 'function') return audited(() => sessions.startReplacing(input).session, audit);
       let previous: Replaced | undefined;
-      return audited(
-        () => {
-          const started = sessions.startReplacing(input);
-          previous = started.replaced;
-          return started.session;
-        },
-        () => audit(previous),
-      );
+      const write = () => {
+        const started = sessions.startReplacing(input);
+        previous = started.replaced;
+        return started.session;
+      };
+      return audited(write, typeof audit === 'function' ? () => audit(previous) : audit);
     },
     // A registration from an IPv6 client is bound to the client's address too (lib/portal/address-binding.ts):
     // Squid cannot give the helper an IPv6 client's MAC. Both in one transaction, answered once committed
