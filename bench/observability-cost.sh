@@ -23,7 +23,7 @@
 #      PORT_BASE=8192 PORT_HEAD=8193 METRICS_PORT=9479 (head's metrics listener)
 #      METRICS=0: head without its metrics listener (with BASE=HEAD: the same tree and config on both sides, what
 #      the bench itself makes of two equal serves)
-#      PAIRED=1: base's and head's logins run at the same time (see logins_paired)
+#      PAIRED=1: base's and head's lookups run at the same time, then their logins (see paired)
 #      PROFILE=1: serve and authd of both trees run under node --cpu-prof (a .cpuprofile each in
 #      $SCRATCH/observability-cost/{base,head}/prof at the end; bench/lib/cpuprofile-top.ts reads them)
 set -euo pipefail
@@ -115,17 +115,24 @@ fi
 
 # authd's CPU time so far (user + system), in clock ticks
 authd_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$D/$1/state/run/authd.pid")/stat"; }
-lookups() { # lookups base|head RUN
-  local t=$1 m res before cpu
-  m=$(machine_json)
-  before=$(authd_ticks "$t")
-  res=$(node "$KIT/lib/helper-bench.js" --label "lookups via shim+authd, $t" --concurrency "$INFLIGHT" \
-    --setup "$D/keys.txt" --requests "$D/lookups.txt" -- "${TREE[$t]}/dist/bin/doorman-shim" --concurrent "$D/$t/state/run/session.sock")
+lookup_load() { # lookup_load base|head: the driver's JSON line
+  local t=$1
+  node "$KIT/lib/helper-bench.js" --label "lookups via shim+authd, $t" --concurrency "$INFLIGHT" \
+    --setup "$D/keys.txt" --requests "$D/lookups.txt" -- "${TREE[$t]}/dist/bin/doorman-shim" --concurrent "$D/$t/state/run/session.sock"
+}
+lookup_record() { # lookup_record base|head RUN MACHINE RESULT AUTHD_TICKS
+  local cpu
   # authd's share, which the driver cannot see: its CPU per lookup over this run (the --setup keys included)
-  cpu=$(awk -v t="$(( $(authd_ticks "$t") - before ))" -v hz="$(getconf CLK_TCK)" -v n="$((LOOKUPS + SESSIONS))" \
-    'BEGIN{printf "%.2f", t * 1e6 / hz / n}')
-  record "$OUT" "$m" "$res" "{\"case\":\"lookups\",\"tree\":\"$t\",\"sha\":\"$( [ "$t" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"authd_cpu_us_per_lookup\":$cpu}" > /dev/null
+  cpu=$(awk -v t="$5" -v hz="$(getconf CLK_TCK)" -v n="$((LOOKUPS + SESSIONS))" 'BEGIN{printf "%.2f", t * 1e6 / hz / n}')
+  record "$OUT" "$3" "$4" "{\"case\":\"lookups\",\"tree\":\"$1\",\"sha\":\"$( [ "$1" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"paired\":${PAIRED:-0},\"authd_cpu_us_per_lookup\":$cpu}" > /dev/null
   tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s lookups %9.0f /s  p99 %6.0f us  authd CPU %5.2f us/lookup  replies %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"], r["authd_cpu_us_per_lookup"], r["replies"]))'
+}
+lookups() { # lookups base|head RUN
+  local m res before
+  m=$(machine_json)
+  before=$(authd_ticks "$1")
+  res=$(lookup_load "$1")
+  lookup_record "$1" "$2" "$m" "$res" "$(( $(authd_ticks "$1") - before ))"
 }
 login_load() { # login_load base|head: the load generator's JSON line
   local t=$1 port=$PORT_BASE
@@ -149,21 +156,22 @@ logins() { # logins base|head RUN
   res=$(login_load "$1")
   login_record "$1" "$2" "$m" "$res" "$(( $(authd_ticks "$1") - before ))"
 }
-# PAIRED=1: both trees' logins at once, each with its own load, so whatever else the machine does falls on both
-# alike (they share the two cores with each other too: lower throughput, a fairer CPU per login)
-logins_paired() { # logins_paired RUN
-  local m
+# PAIRED=1: both trees' lookups at once, then both trees' logins, each with its own load, so whatever else the
+# machine does falls on both alike (they share the two cores with each other too: lower throughput, a fairer CPU
+# per lookup or login)
+paired() { # paired lookup|login RUN
+  local what=$1 m
   local -A before=()
   m=$(machine_json)
   local first=base second=head
   # the one started first flips every run, as the order does unpaired
-  [ $(($1 % 2)) = 0 ] && first=head second=base
+  [ $(($2 % 2)) = 0 ] && first=head second=base
   for t in base head; do before[$t]=$(authd_ticks "$t"); done
-  login_load "$first" > "$D/$first/logins.json" &
-  login_load "$second" > "$D/$second/logins.json"
+  "${what}_load" "$first" > "$D/$first/$what.json" &
+  "${what}_load" "$second" > "$D/$second/$what.json"
   wait $!
   for t in base head; do
-    login_record "$t" "$1" "$m" "$(cat "$D/$t/logins.json")" "$(( $(authd_ticks "$t") - before[$t] ))"
+    "${what}_record" "$t" "$2" "$m" "$(cat "$D/$t/$what.json")" "$(( $(authd_ticks "$t") - before[$t] ))"
   done
 }
 
@@ -173,8 +181,8 @@ for run in $(seq 1 "$RUNS"); do
   echo "run $run/$RUNS"
   # the order flips every run, so neither tree always goes first
   order="base head"; [ $((run % 2)) = 0 ] && order="head base"
-  for t in $order; do lookups "$t" "$run"; done
-  if [ -n "${PAIRED:-}" ]; then logins_paired "$run"; else for t in $order; do logins "$t" "$run"; done; fi
+  if [ -n "${PAIRED:-}" ]; then paired lookup "$run"; else for t in $order; do lookups "$t" "$run"; done; fi
+  if [ -n "${PAIRED:-}" ]; then paired login "$run"; else for t in $order; do logins "$t" "$run"; done; fi
 done
 if [ "$METRICS" = 1 ]; then
   scraped=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
