@@ -127,13 +127,6 @@ lookup_record() { # lookup_record base|head RUN MACHINE RESULT AUTHD_TICKS
   record "$OUT" "$3" "$4" "{\"case\":\"lookups\",\"tree\":\"$1\",\"sha\":\"$( [ "$1" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"paired\":${PAIRED:-0},\"authd_cpu_us_per_lookup\":$cpu}" > /dev/null
   tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s lookups %9.0f /s  p99 %6.0f us  authd CPU %5.2f us/lookup  replies %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"], r["authd_cpu_us_per_lookup"], r["replies"]))'
 }
-lookups() { # lookups base|head RUN
-  local m res before
-  m=$(machine_json)
-  before=$(authd_ticks "$1")
-  res=$(lookup_load "$1")
-  lookup_record "$1" "$2" "$m" "$res" "$(( $(authd_ticks "$1") - before ))"
-}
 login_load() { # login_load base|head: the load generator's JSON line
   local t=$1 port=$PORT_BASE
   [ "$t" = head ] && port=$PORT_HEAD
@@ -149,12 +142,12 @@ login_record() { # login_record base|head RUN MACHINE RESULT AUTHD_TICKS
   record "$OUT" "$3" "$4" "{\"case\":\"logins\",\"tree\":\"$1\",\"sha\":\"$( [ "$1" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"paired\":${PAIRED:-0},\"users\":\"$USERS\",\"authd_cpu_us_per_login\":$authd}" > /dev/null
   tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s logins  %9.0f /s  p99 %6.2f ms  server CPU %4.0f us/login (authd %4.1f)  statuses %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"]/1e3, r.get("server_cpu_us_per_req") or 0, r["authd_cpu_us_per_login"], r["statuses"]))'
 }
-logins() { # logins base|head RUN
-  local m res before
+alone() { # alone lookup|login base|head RUN: one tree's load, the other tree idle
+  local what=$1 m res before
   m=$(machine_json)
-  before=$(authd_ticks "$1")
-  res=$(login_load "$1")
-  login_record "$1" "$2" "$m" "$res" "$(( $(authd_ticks "$1") - before ))"
+  before=$(authd_ticks "$2")
+  res=$("${what}_load" "$2")
+  "${what}_record" "$2" "$3" "$m" "$res" "$(( $(authd_ticks "$2") - before ))"
 }
 # PAIRED=1: both trees' lookups at once, then both trees' logins, each with its own load, so whatever else the
 # machine does falls on both alike (they share the two cores with each other too: lower throughput, a fairer CPU
@@ -181,8 +174,8 @@ for run in $(seq 1 "$RUNS"); do
   echo "run $run/$RUNS"
   # the order flips every run, so neither tree always goes first
   order="base head"; [ $((run % 2)) = 0 ] && order="head base"
-  if [ -n "${PAIRED:-}" ]; then paired lookup "$run"; else for t in $order; do lookups "$t" "$run"; done; fi
-  if [ -n "${PAIRED:-}" ]; then paired login "$run"; else for t in $order; do logins "$t" "$run"; done; fi
+  if [ -n "${PAIRED:-}" ]; then paired lookup "$run"; else for t in $order; do alone lookup "$t" "$run"; done; fi
+  if [ -n "${PAIRED:-}" ]; then paired login "$run"; else for t in $order; do alone login "$t" "$run"; done; fi
 done
 if [ "$METRICS" = 1 ]; then
   scraped=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
