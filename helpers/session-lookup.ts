@@ -2,7 +2,7 @@ import type { Clock } from '../lib/clock.ts';
 import { bh, err, ok, type HelperReply, type HelperRequest } from '../lib/helper-protocol/message.ts';
 import { normaliseIp } from '../lib/net/address.ts';
 import { classifyMac } from '../lib/net/mac-class.ts';
-import type { Session, SessionKey } from '../lib/store/session-store.ts';
+import type { Session, SessionKey } from '../lib/store/session.ts';
 import { explainLookupOf } from '../lib/helper-protocol/explain-lookup.ts';
 import { PROBE_ADDRESS } from './authd/probe.ts';
 

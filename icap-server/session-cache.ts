@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.ts';
 import { isLive } from '../lib/portal/portal-sessions.ts';
-import type { Session } from '../lib/store/session-store.ts';
+import type { Session } from '../lib/store/session.ts';
 import type { SessionRepository } from '../lib/store/store.ts';
 
 /** What the cache reads: the store's find. */

@@ -2,7 +2,7 @@ import type { ParameterizedContext } from 'koa';
 import type { AuditInput, AuditKind } from '../lib/audit/event.ts';
 import { showValue } from '../lib/errors.ts';
 import { normaliseIp } from '../lib/net/address.ts';
-import type { Replaced, SessionSource } from '../lib/store/session-store.ts';
+import type { Replaced, SessionSource } from '../lib/store/session.ts';
 import type { AuditRepository } from '../lib/store/store.ts';
 import type { PortalState } from './state.ts';
 

@@ -24,7 +24,7 @@ import { ensureProxyKey, ProxyKeyCheck, proxyKeyPath } from '../../lib/security/
 import { openDatabase } from '../../lib/store/database.ts';
 import { directoryPasswordPath } from '../../lib/store/directory-settings-store.ts';
 import type { Commits } from '../../lib/store/group-commit.ts';
-import type { Session, StartSession } from '../../lib/store/session-store.ts';
+import type { Session, StartSession } from '../../lib/store/session.ts';
 import { openSqliteStore } from '../../lib/store/sqlite-store.ts';
 import type { ApiKeyRepository, SessionRepository } from '../../lib/store/store.ts';
 import { createApp } from '../../portal/app.ts';

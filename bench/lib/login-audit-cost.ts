@@ -19,7 +19,7 @@ import { countLogin, countSessionEnd } from '../../lib/metrics/sessions.ts';
 import { processRegistry } from '../../lib/metrics/registry.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { openSqliteStore } from '../../lib/store/sqlite-store.ts';
-import type { Replaced } from '../../lib/store/session-store.ts';
+import type { Replaced } from '../../lib/store/session.ts';
 import { loginEvent } from '../../portal/api/login.ts';
 import { replacementOf } from '../../portal/audit.ts';
 import { benchKey, benchUser } from './figures.ts';

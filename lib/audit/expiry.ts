@@ -1,4 +1,4 @@
-import type { Session } from '../store/session-store.ts';
+import type { Session } from '../store/session.ts';
 import type { AuditInput, ExpiryReason } from './event.ts';
 
 /**

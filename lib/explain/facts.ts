@@ -1,7 +1,7 @@
 import type { SeamlessQueryAnswer } from '../helper-protocol/seamless-query.ts';
 import type { MacLookupReason } from '../net/mac-lookup.ts';
 import type { PortalMode } from '../portal/settings.ts';
-import type { Session } from '../store/session-store.ts';
+import type { Session } from '../store/session.ts';
 
 /**
  * What `doorman explain` found about one client, gathered by a shell (cli/explain-gather.ts) from the store,

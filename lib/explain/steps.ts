@@ -1,4 +1,4 @@
-import type { Session, SessionSource } from '../store/session-store.ts';
+import type { Session, SessionSource } from '../store/session.ts';
 import type { ExplainFacts, GroupLookup } from './facts.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { Counter, Gauge } from 'prom-client';
 import { type AuditRecord, EXPIRY_REASONS } from '../audit/event.ts';
-import { SessionSources, type SessionSource } from '../store/session-store.ts';
+import { SessionSources, type SessionSource } from '../store/session.ts';
 import { everySeries, SlotCounter } from './fixed.ts';
 import { family } from './registry.ts';
 

@@ -1,6 +1,6 @@
 import { InvalidInputError, showValue } from '../errors.ts';
 import { normaliseIp } from '../net/address.ts';
-import type { Session, StartSession } from '../store/session-store.ts';
+import type { Session, StartSession } from '../store/session.ts';
 import { bindingIdleMs } from './session-limits.ts';
 import type { PortalSettings } from './settings.ts';
 

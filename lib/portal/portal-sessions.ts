@@ -1,4 +1,4 @@
-import type { Session, SessionKey, StartSession } from '../store/session-store.ts';
+import type { Session, SessionKey, StartSession } from '../store/session.ts';
 import type { SessionRepository } from '../store/store.ts';
 import { agreementUsername, portalSessionLimits, registrationExpiry } from './session-limits.ts';
 import type { PortalSettings } from './settings.ts';

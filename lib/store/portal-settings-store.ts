@@ -13,7 +13,8 @@ import {
   type PortalSettingsPatch,
 } from './portal-settings-rules.ts';
 import { SettingsRow } from './settings-row.ts';
-import { SessionStore, type SessionSource } from './session-store.ts';
+import { SessionStore } from './session-store.ts';
+import type { SessionSource } from './session.ts';
 
 export type { PortalSaveResult, PortalSettingsPatch } from './portal-settings-rules.ts';
 

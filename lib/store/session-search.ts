@@ -1,4 +1,4 @@
-import type { Session, SessionKey } from './session-store.ts';
+import type { Session, SessionKey } from './session.ts';
 
 /**
  * A search of the live sessions (the admin's Sessions screen): by user name (ASCII case-insensitive, as both

@@ -16,7 +16,8 @@ import { DeviceGroupStore } from './device-group-store.ts';
 import { DirectorySettingsStore } from './directory-settings-store.ts';
 import { type Commits, GroupCommit } from './group-commit.ts';
 import { PortalSettingsStore } from './portal-settings-store.ts';
-import { idleGraceMs, type Replaced, SessionStore } from './session-store.ts';
+import { SessionStore } from './session-store.ts';
+import { idleGraceMs, type Replaced } from './session.ts';
 import type {
   AdminRepository,
   ApiKeyRepository,

@@ -8,7 +8,7 @@ import type { ChangedDeviceGroup, DeviceGroupChanges } from './device-group-stor
 import type { AppliedDirectory, ApplyOptions, ApplyResult } from './directory-settings-store.ts';
 import type { PortalSaveResult, PortalSettingsPatch } from './portal-settings-store.ts';
 import type { SessionPage, SessionSearch } from './session-search.ts';
-import type { Replaced, Session, SessionKey, SessionSource, StartSession } from './session-store.ts';
+import type { Replaced, Session, SessionKey, SessionSource, StartSession } from './session.ts';
 
 /**
  * What every box of a site shares, whichever engine holds it: one interface, two implementations (SQLite in

@@ -1,6 +1,6 @@
 import { showValue } from '../../lib/errors.ts';
 import { normaliseIp, normaliseMac } from '../../lib/net/address.ts';
-import type { KeyKind, SessionKey } from '../../lib/store/session-store.ts';
+import type { KeyKind, SessionKey } from '../../lib/store/session.ts';
 import {
   SESSION_SEARCH_FIELDS,
   type SessionSearch,

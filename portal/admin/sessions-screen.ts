@@ -1,4 +1,4 @@
-import type { SessionKey } from '../../lib/store/session-store.ts';
+import type { SessionKey } from '../../lib/store/session.ts';
 import { adminActor, requestAddress } from '../audit.ts';
 import type { ParameterizedContext } from 'koa';
 import { showValue } from '../../lib/errors.ts';

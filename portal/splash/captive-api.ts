@@ -1,4 +1,4 @@
-import type { Session } from '../../lib/store/session-store.ts';
+import type { Session } from '../../lib/store/session.ts';
 import { secondsRemaining } from '../../lib/portal/portal-sessions.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { ParameterizedContext } from 'koa';
 import type { MacLookup } from '../../lib/net/mac-lookup.ts';
-import type { Session } from '../../lib/store/session-store.ts';
+import type { Session } from '../../lib/store/session.ts';
 import { html } from '../admin/html.ts';
 import type { PortalState } from '../state.ts';
 import type { SplashPaths } from './paths.ts';

@@ -13,7 +13,7 @@ import {
 } from '../../lib/portal/portal-sessions.ts';
 import type { PortalSettings } from '../../lib/portal/settings.ts';
 import { PORTAL_URL_SIGNATURE_FIELD, type PortalUrlSigner } from '../../lib/security/portal-url-signature.ts';
-import type { SessionKey, StartSession } from '../../lib/store/session-store.ts';
+import type { SessionKey, StartSession } from '../../lib/store/session.ts';
 import type { DeviceGroupRepository, SessionRepository } from '../../lib/store/store.ts';
 import { readCookie, serializeCookie } from '../admin/cookies.ts';
 import type { PasswordGuesses } from '../../lib/security/password-guesses.ts';

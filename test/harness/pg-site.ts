@@ -16,7 +16,7 @@ import { PgSessions } from '../../lib/store/postgres/sessions.ts';
 import { auditRecords } from '../../lib/audit/event.ts';
 import { shipper } from '../../lib/store/audit-store.ts';
 import { pgAudit } from '../../lib/store/postgres/audit.ts';
-import { idleGraceMs } from '../../lib/store/session-store.ts';
+import { idleGraceMs } from '../../lib/store/session.ts';
 import type { AuditRepository } from '../../lib/store/store.ts';
 import type { Box, BoxOptions, ContractStore, Site } from '../unit/lib/store/contract/site.ts';
 import { pick } from '../support/pick.ts';

@@ -1,5 +1,5 @@
 import type { ExplainFacts } from '../../lib/explain/facts.ts';
-import type { Session } from '../../lib/store/session-store.ts';
+import type { Session } from '../../lib/store/session.ts';
 
 /** Facts for lib/explain's tests (the pure reasoning and the screen that shows it), at one fixed time. */
 

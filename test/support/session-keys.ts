@@ -1,4 +1,4 @@
-import type { SessionKey } from '../../lib/store/session-store.ts';
+import type { SessionKey } from '../../lib/store/session.ts';
 
 /** The session key of a client's address, as Squid's %SRC looks it up. */
 export const ip = (value: string): SessionKey => ({ kind: 'ip', value });

@@ -5,7 +5,7 @@ import {
   type SessionColumns,
   type SessionKey,
   type SessionSource,
-} from '../session-store.ts';
+} from '../session.ts';
 import {
   CHANGE,
   CREATED_AT,

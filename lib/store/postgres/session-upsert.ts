@@ -1,4 +1,4 @@
-import type { Replaced, SessionSource, StartSession } from '../session-store.ts';
+import type { Replaced, SessionSource, StartSession } from '../session.ts';
 import type { Tx } from './connect.ts';
 import type { SessionRow } from './session-table.ts';
 

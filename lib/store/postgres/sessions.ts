@@ -14,7 +14,7 @@ import {
   type SessionKey,
   type SessionSource,
   type StartSession,
-} from '../session-store.ts';
+} from '../session.ts';
 import { firstMatches, type SessionPage, type SessionSearch } from '../session-search.ts';
 import type { Audited, PortalStarted, SessionRepository } from '../store.ts';
 import { insertAudit } from './audit.ts';

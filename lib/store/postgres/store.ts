@@ -3,7 +3,7 @@ import { auditRecords } from '../../audit/event.ts';
 import { systemClock, type Clock } from '../../clock.ts';
 import { DoormanError } from '../../errors.ts';
 import type { Log } from '../../log.ts';
-import { idleGraceMs } from '../session-store.ts';
+import { idleGraceMs } from '../session.ts';
 import type { AuditOptions, Store, StoreStatus } from '../store.ts';
 import { shipper } from '../audit-store.ts';
 import { pgAudit } from './audit.ts';

@@ -1,4 +1,4 @@
-import type { Session, SessionSource } from '../../../lib/store/session-store.ts';
+import type { Session, SessionSource } from '../../../lib/store/session.ts';
 import type { SessionSearchField } from '../../../lib/store/session-search.ts';
 import type { FieldProblem } from '../../../lib/validation/problems.ts';
 import { html, type Html } from '../html.ts';

@@ -18,7 +18,7 @@ import type { HelperReply, HelperRequest } from '../../../lib/helper-protocol/me
 import { openDatabase } from '../../../lib/store/database.ts';
 import type { Db } from '../../../lib/store/database.ts';
 import { SessionStore } from '../../../lib/store/session-store.ts';
-import type { SessionKey } from '../../../lib/store/session-store.ts';
+import type { SessionKey } from '../../../lib/store/session.ts';
 import { squidEscapeField, squidReadsReply } from '../lib/helper-protocol/squid-model.ts';
 import { ip, mac } from '../../support/session-keys.ts';
 

@@ -4,7 +4,7 @@ import { auditRecord, type AuditRecord } from '../../../../lib/audit/event.ts';
 import { expiryEvents } from '../../../../lib/audit/expiry.ts';
 import { useMetricsRegistry } from '../../../../lib/metrics/registry.ts';
 import { countExpiries } from '../../../../lib/metrics/sessions.ts';
-import type { Session } from '../../../../lib/store/session-store.ts';
+import type { Session } from '../../../../lib/store/session.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const session = (over: Partial<Session>): Session => ({

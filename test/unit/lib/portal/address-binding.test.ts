@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { addressBinding } from '../../../../lib/portal/address-binding.ts';
 import { DEFAULT_BINDING_IDLE_MINUTES } from '../../../../lib/portal/session-limits.ts';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../lib/portal/settings.ts';
-import type { Session } from '../../../../lib/store/session-store.ts';
+import type { Session } from '../../../../lib/store/session.ts';
 
 const registration: Session = {
   id: 7,

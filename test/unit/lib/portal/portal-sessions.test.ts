@@ -11,7 +11,8 @@ import {
 import { localMidnight } from '../../../../lib/portal/session-limits.ts';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../lib/portal/settings.ts';
 import { openDatabase } from '../../../../lib/store/database.ts';
-import { SessionStore, type Session } from '../../../../lib/store/session-store.ts';
+import { SessionStore } from '../../../../lib/store/session-store.ts';
+import type { Session } from '../../../../lib/store/session.ts';
 
 const NOW = Date.UTC(2026, 5, 1, 9);
 const settings = (over: Partial<PortalSettings> = {}): PortalSettings => ({

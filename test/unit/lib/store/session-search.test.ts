@@ -5,7 +5,7 @@ import {
   sessionMatches,
   type SessionSearch,
 } from '../../../../lib/store/session-search.ts';
-import type { Session } from '../../../../lib/store/session-store.ts';
+import type { Session } from '../../../../lib/store/session.ts';
 
 /** A fixed pseudo-random sequence (a test that fails fails the same way again). */
 function random(seed: number): () => number {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { localDate, type PortalSettings } from '../../../../lib/portal/settings.ts';
 import type { Schedule } from '../../../../lib/store/busy.ts';
-import type { SessionKey, SessionSource } from '../../../../lib/store/session-store.ts';
+import type { SessionKey, SessionSource } from '../../../../lib/store/session.ts';
 import { useTempDb } from '../../../support/temp-db.ts';
 import type { Reply } from '../harness.ts';
 import {

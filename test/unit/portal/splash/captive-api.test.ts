@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { captiveState } from '../../../../portal/splash/captive-api.ts';
-import type { Session } from '../../../../lib/store/session-store.ts';
+import type { Session } from '../../../../lib/store/session.ts';
 
 const URL_ = 'https://doorman.example/portal/';
 const session: Session = {

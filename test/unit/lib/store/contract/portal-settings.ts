@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PORTAL_SETTINGS, type PortalSettings } from '../../../../../lib/portal/settings.ts';
-import type { SessionKey } from '../../../../../lib/store/session-store.ts';
+import type { SessionKey } from '../../../../../lib/store/session.ts';
 import type { Box, ContractStore, OpenSite } from './site.ts';
 import { ip, mac } from '../../../../support/session-keys.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionKey } from '../../../../../lib/store/session-store.ts';
+import type { SessionKey } from '../../../../../lib/store/session.ts';
 import type { SessionRepository } from '../../../../../lib/store/store.ts';
 import { rejection } from '../../../../support/thrown.ts';
 import type { Box, ContractStore, OpenSite } from './site.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SessionTable, type SessionRow } from '../../../../../lib/store/postgres/session-table.ts';
-import { toSession } from '../../../../../lib/store/session-store.ts';
+import { toSession } from '../../../../../lib/store/session.ts';
 
 /**
  * SessionTable against a model of two Maps (by key, by id) over random operations chosen to hit its edges:
