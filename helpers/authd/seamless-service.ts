@@ -12,7 +12,7 @@ import { seamlessPaths } from '../../lib/seamless/paths.ts';
 import { openDatabase } from '../../lib/store/database.ts';
 import { NtlmClientStore } from '../../lib/store/ntlm-client-store.ts';
 import { NtlmClientTally } from '../../lib/seamless/ntlm-clients.ts';
-import { MAX_SEAMLESS_CHILDREN } from '../../lib/config/schema.ts';
+import { MAX_SEAMLESS_CHILDREN } from '../../lib/config/squid-schema.ts';
 import { SeamlessSettingsStore, type SeamlessState } from '../../lib/store/seamless-settings-store.ts';
 import { Reopening } from '../reopening.ts';
 import { createNtlmPool, type NtlmPool } from './ntlm-pool.ts';

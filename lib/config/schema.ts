@@ -1,28 +1,10 @@
 import { z } from 'zod';
-import { normaliseIp } from '../net/address.ts';
+import { ipAddress, port, seconds } from './fields.ts';
 import { hasPasswordParameter, hasUserinfoPassword } from './postgres-url.ts';
-
-/**
- * The one configuration document. Every field has a documented default (docs/configuration.md), so a
- * Doorman with no file runs on loopback; a value that is present but wrong is an error, never replaced by
- * the default, and an unknown key is an error too (a typo must not pass as "unset").
- */
-const ipAddress = z.string().transform((value, ctx) => {
-  const ip = normaliseIp(value);
-  if (ip === undefined) {
-    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is not an IPv4 or IPv6 address` });
-    return z.NEVER;
-  }
-  return ip;
-});
-
-const port = z.number().int().min(1).max(65535);
-const seconds = z.number().int().min(0).max(86_400);
+import { squidSchema } from './squid-schema.ts';
 
 /** The longest session lifetime anything may set: one year (365 days). */
 export const MAX_SESSION_SECONDS = 31_536_000;
-/** Squid children per seamless scheme at most (squid.seamless.*Children); authd's ntlm_auth pool follows it. */
-export const MAX_SEAMLESS_CHILDREN = 256;
 /** A session lifetime, seconds; null (the default): no limit. 0 is refused: "none" or "at once"? */
 const sessionSeconds = z
   .number()
@@ -41,14 +23,6 @@ const failureLimit = (maxFailures: number, windowSeconds: number) =>
     })
     .strict()
     .prefault({});
-
-/** An absolute path written into squid.conf as one token. */
-const squidPath = z
-  .string()
-  .regex(
-    /^\/[^\s"'\\#]{0,4095}$/,
-    'must be an absolute path without spaces, quotes, backslashes or "#" (squid.conf cannot hold them)',
-  );
 
 const baseUrl = z
   .string()
@@ -78,6 +52,11 @@ const postgresUrl = z
     message: 'must not have a password parameter: put it in store.passwordFile (0600) or PGPASSWORD',
   });
 
+/**
+ * The one configuration document. Every field has a documented default (docs/configuration.md), so a
+ * Doorman with no file runs on loopback; a value that is present but wrong is an error, never replaced by
+ * the default, and an unknown key is an error too (a typo must not pass as "unset").
+ */
 export const configSchema = z
   .object({
     /** Where clients reach Doorman: the API is {baseUrl}api/login/. */
@@ -201,115 +180,7 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
-    squid: z
-      .object({
-        /**
-         * Seconds Squid caches a positive answer. A logout or a user switch on an IP shows in access.log only
-         * after this; the helper answers in microseconds, so a short TTL costs almost nothing.
-         */
-        ttl: seconds.default(5),
-        /** Seconds Squid caches "not identified": a fresh login shows only after this. */
-        negativeTtl: seconds.default(0),
-        /** Lookups a helper process is sent at once (Squid's concurrency=). */
-        concurrency: z.number().int().min(1).max(1000).default(100),
-        childrenMax: z.number().int().min(1).max(64).default(2),
-        /** Basic authentication against the directory (written only once a directory is applied). */
-        basicAuth: z
-          .object({
-            realm: z
-              .string()
-              .regex(/^[A-Za-z0-9 ._-]{1,64}$/, 'must be 1-64 letters, digits, spaces or . _ -')
-              .default('Doorman'),
-            /** Seconds Squid trusts checked credentials before asking the helper again. */
-            credentialsTtl: z.number().int().min(1).max(86_400).default(300),
-            children: z.number().int().min(1).max(64).default(5),
-            concurrency: z.number().int().min(1).max(1000).default(50),
-          })
-          .strict()
-          .prefault({}),
-        /**
-         * Seamless authentication's Negotiate and NTLM helpers (written only once the proxy has joined the
-         * domain). Each child holds one client's handshake at a time (no concurrency) and costs about 1 MB
-         * (a shim); Squid starts one and adds children as handshakes overlap, up to this many.
-         */
-        seamless: z
-          .object({
-            negotiateChildren: z.number().int().min(1).max(MAX_SEAMLESS_CHILDREN).default(20),
-            ntlmChildren: z.number().int().min(1).max(MAX_SEAMLESS_CHILDREN).default(20),
-            /**
-             * Where this Squid includes `doorman squid-conf`'s output (/etc/squid/conf.d/doorman.conf). Set,
-             * Enable and Disable (the admin screen's and the CLI's) rewrite it and run `squid -k reconfigure`;
-             * null: they say which commands to run.
-             */
-            squidInclude: squidPath.nullable().default(null),
-            /** The squid.conf to reconfigure (`squid -k reconfigure -f`); null: Squid's own. */
-            squidConf: squidPath.nullable().default(null),
-          })
-          .strict()
-          .prefault({}),
-        /** The group external ACL (doorman_group): `acl staff external doorman_group "Staff Users"`. */
-        groups: z
-          .object({
-            ttl: seconds.default(60),
-            negativeTtl: seconds.default(60),
-            childrenMax: z.number().int().min(1).max(64).default(2),
-            concurrency: z.number().int().min(1).max(1000).default(50),
-            /**
-             * Authenticated users pass only if in one of these groups; empty: any authenticated user passes.
-             * Written into squid.conf as quoted strings, so no quotes or backslashes.
-             */
-            allow: z
-              .array(
-                z
-                  .string()
-                  .regex(
-                    /^[^"\\\p{Cc}]{1,256}$/u,
-                    'must be 1-256 characters without quotes, backslashes or control characters',
-                  ),
-              )
-              .default([]),
-          })
-          .strict()
-          .prefault({}),
-        intercept: z
-          .object({
-            /**
-             * The captive portal's intercept port (the `http_port … intercept` the REDIRECT rules send port 80
-             * to). null: `doorman squid-conf` writes no intercept, ICAP or adaptation line.
-             */
-            httpPort: port.nullable().default(null),
-            /**
-             * Opt-in HTTPS interception (the `https_port … intercept ssl-bump` the REDIRECT rules send port
-             * 443 to). Needs Squid built with OpenSSL (Debian package squid-openssl; the GnuTLS build, package
-             * squid, cannot parse it) and httpPort. null: port 443 is not intercepted by Squid.
-             */
-            httpsPort: port.nullable().default(null),
-            /** What the HTTPS intercept port does with unidentified clients (identified ones are spliced). */
-            tls: z
-              .object({
-                /**
-                 * bump: decrypt, so the splash redirect can be delivered (clients must trust the CA);
-                 * refuse: close their TLS handshake at once (no CA trust needed, no splash over HTTPS).
-                 */
-                mode: z.enum(['bump', 'refuse']).default('bump'),
-                /**
-                 * The signing CA, key and certificate in one PEM file (read by Squid as root). null: Doorman's
-                 * own, <stateDir>-tls/ssl-bump-ca.pem (root's alone), made by `doorman squid-conf --init-tls`.
-                 */
-                caFile: squidPath.nullable().default(null),
-                /** Squid's store of minted certificates (bump). null: <stateDir>/ssl-bump-db. */
-                certDb: squidPath.nullable().default(null),
-                /** The certificate helper of squid-openssl. */
-                certgen: squidPath.default('/usr/lib/squid/security_file_certgen'),
-              })
-              .strict()
-              .prefault({}),
-          })
-          .strict()
-          .prefault({}),
-      })
-      .strict()
-      .prefault({}),
+    squid: squidSchema,
     /**
      * The captive portal's ICAP service, run by `doorman serve`; Squid reaches it at icap://host:port/reqmod.
      * Loopback by default: Squid normally runs on the same machine.
