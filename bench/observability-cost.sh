@@ -1,12 +1,13 @@
 #!/bin/bash
 # What the metrics and the audit trail cost together (issue 16: less than 5 % on the lookup path and the login
 # API), side by side in one run: this checkout ("head", metrics listener on, the audit trail on as it always is:
-# a login's event in the login's own transaction, a page of events a group commit) against the commit before both ("base": the parent of the
-# commit that added lib/store/audit-store.ts, which came before lib/metrics/; or BASE=<rev>), built in a
+# a login's event in the login's own transaction, a page of events a group commit) against the commit before
+# both ("base": the parent of the commit that added lib/store/audit-store.ts, which came before lib/metrics/;
+# or BASE=<rev>), built in a
 # temporary `git worktree` beside it (node_modules shared). Each tree runs its own `doorman serve` (which starts
 # its authd) on a state dir of its own with SESSIONS sessions (that tree's bench/lib/make-sessions.ts, so each
 # DB has its own schema) and an API key. Head is scraped every SCRAPE_EVERY s (15: Prometheus' default) for the
-# whole run, and once at the end. Then, RUNS times, base and head in turn:
+# whole run, and once at the end. Then, RUNS times, base and head in turn (PAIRED=1: at the same time):
 #   lookups  the anchors' driver (helper-bench.js, the kit's key scheme: LOOKUPS lookups spread at random over the
 #            SESSIONS keys, INFLIGHT in flight, the keys once as --setup first) through dist/bin/doorman-shim
 #            --concurrent on that tree's authd: what Squid runs
