@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { besideStateDir } from '../lib/config/load.ts';
 import type { Config } from '../lib/config/schema.ts';
-import type { PortalOptions } from './generate.ts';
+import type { PortalOptions } from './portal-conf.ts';
 
 /** Doorman's own ssl-bump CA (key and certificate), used when squid.intercept.tls.caFile is null. */
 export const OWN_CA_FILE = 'ssl-bump-ca.pem';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { USER_FORMAT } from './generate.ts';
+import { USER_FORMAT } from './conf-tokens.ts';
 
 export interface StandaloneOptions {
   /** Directory for Squid's pid file, logs and the include file; logs/ must be writable by Squid's user. */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, systemClock } from '../../lib/clock.ts';
 import { openDatabase, type Db } from '../../lib/store/database.ts';
 import { SessionStore } from '../../lib/store/session-store.ts';
-import { USER_FORMAT } from '../../squid-conf/generate.ts';
+import { USER_FORMAT } from '../../squid-conf/conf-tokens.ts';
 import { startExtraSquid, startLab, type ExtraSquid, type Lab } from '../harness/lab.ts';
 import { createNetns, netnsName, removeStaleNetns, type Netns } from '../harness/netns.ts';
 import { freePort } from '../harness/processes.ts';

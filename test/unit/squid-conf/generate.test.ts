@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../lib/config/load.ts';
-import { generateInclude, type HttpsInterceptOptions, type Runtime } from '../../../squid-conf/generate.ts';
+import { generateInclude, type Runtime } from '../../../squid-conf/generate.ts';
+import type { HttpsInterceptOptions } from '../../../squid-conf/portal-conf.ts';
 import { generateStandalone } from '../../../squid-conf/standalone.ts';
 
 const runtime: Runtime = {
