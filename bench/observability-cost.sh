@@ -3,11 +3,11 @@
 # API), side by side in one run: this checkout ("head", metrics listener on, the audit trail on as it always is:
 # a login's event in the login's own transaction, a page of events a group commit) against the commit before
 # both ("base": the parent of the commit that added lib/store/audit-store.ts, which came before lib/metrics/;
-# or BASE=<rev>), built in a
-# temporary `git worktree` beside it (node_modules shared). Each tree runs its own `doorman serve` (which starts
-# its authd) on a state dir of its own with SESSIONS sessions (that tree's bench/lib/make-sessions.ts, so each
-# DB has its own schema) and an API key. Head is scraped every SCRAPE_EVERY s (15: Prometheus' default) for the
-# whole run, and once at the end. Then, RUNS times, base and head in turn (PAIRED=1: at the same time):
+# or BASE=<rev>), built in a temporary `git worktree` beside it (node_modules shared). Each tree runs its own
+# `doorman serve` (which starts its authd) on a state dir of its own with SESSIONS sessions (that tree's
+# bench/lib/make-sessions.ts, so each DB has its own schema) and an API key. Head is scraped every SCRAPE_EVERY s
+# (15: Prometheus' default) for the whole run, and once at the end. Then, RUNS times, base and head in turn
+# (PAIRED=1: at the same time):
 #   lookups  the anchors' driver (helper-bench.js, the kit's key scheme: LOOKUPS lookups spread at random over the
 #            SESSIONS keys, INFLIGHT in flight, the keys once as --setup first) through dist/bin/doorman-shim
 #            --concurrent on that tree's authd: what Squid runs
@@ -33,8 +33,10 @@ RUNS=${RUNS:-3}
 start_monitor observability-cost
 SESSIONS=${SESSIONS:-10000}; LOOKUPS=${LOOKUPS:-200000}; INFLIGHT=${INFLIGHT:-100}
 DURATION=${DURATION:-5}; CONNS=${CONNS:-50}; USERS=${USERS:-same}; SCRAPE_EVERY=${SCRAPE_EVERY:-15}; METRICS=${METRICS:-1}
+PAIRED=${PAIRED:-0}
 PORT_BASE=${PORT_BASE:-8192}; PORT_HEAD=${PORT_HEAD:-8193}; METRICS_PORT=${METRICS_PORT:-9479}
 [ "$DURATION" -le 30 ] || { echo "DURATION is capped at 30 s" >&2; exit 2; }
+case $PAIRED in 0|1) ;; *) echo "PAIRED is 0 or 1, not $PAIRED" >&2; exit 2 ;; esac
 D=$SCRATCH/observability-cost
 OUT=$RESULTS/observability-cost.jsonl
 for p in "$PORT_BASE" "$PORT_HEAD" "$METRICS_PORT"; do need_free_port "$p"; done
@@ -125,7 +127,7 @@ lookup_record() { # lookup_record base|head RUN MACHINE RESULT AUTHD_TICKS
   local cpu
   # authd's share, which the driver cannot see: its CPU per lookup over this run (the --setup keys included)
   cpu=$(awk -v t="$5" -v hz="$(getconf CLK_TCK)" -v n="$((LOOKUPS + SESSIONS))" 'BEGIN{printf "%.2f", t * 1e6 / hz / n}')
-  record "$OUT" "$3" "$4" "{\"case\":\"lookups\",\"tree\":\"$1\",\"sha\":\"$( [ "$1" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"paired\":${PAIRED:-0},\"authd_cpu_us_per_lookup\":$cpu}" > /dev/null
+  record "$OUT" "$3" "$4" "{\"case\":\"lookups\",\"tree\":\"$1\",\"sha\":\"$( [ "$1" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"paired\":$PAIRED,\"authd_cpu_us_per_lookup\":$cpu}" > /dev/null
   tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s lookups %9.0f /s  p99 %6.0f us  authd CPU %5.2f us/lookup  replies %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"], r["authd_cpu_us_per_lookup"], r["replies"]))'
 }
 login_load() { # login_load base|head: the load generator's JSON line
@@ -140,7 +142,7 @@ login_record() { # login_record base|head RUN MACHINE RESULT AUTHD_TICKS
   local authd
   # authd's CPU meanwhile (it sees each commit), per login
   authd=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%.2f" % (int(sys.argv[2]) * 1e6 / int(sys.argv[3]) / max(1, sum(r["statuses"].values()))))' "$4" "$5" "$(getconf CLK_TCK)")
-  record "$OUT" "$3" "$4" "{\"case\":\"logins\",\"tree\":\"$1\",\"sha\":\"$( [ "$1" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"paired\":${PAIRED:-0},\"users\":\"$USERS\",\"authd_cpu_us_per_login\":$authd}" > /dev/null
+  record "$OUT" "$3" "$4" "{\"case\":\"logins\",\"tree\":\"$1\",\"sha\":\"$( [ "$1" = base ] && echo "$BASE_SHA" || echo "$HEAD_SHA")\",\"run\":$2,\"paired\":$PAIRED,\"users\":\"$USERS\",\"authd_cpu_us_per_login\":$authd}" > /dev/null
   tail -1 "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("  %-5s logins  %9.0f /s  p99 %6.2f ms  server CPU %4.0f us/login (authd %4.1f)  statuses %s" % (r["tree"], r["per_sec"], r["lat_us"]["p99"]/1e3, r.get("server_cpu_us_per_req") or 0, r["authd_cpu_us_per_login"], r["statuses"]))'
 }
 alone() { # alone lookup|login base|head RUN: one tree's load, the other tree idle
@@ -175,8 +177,8 @@ for run in $(seq 1 "$RUNS"); do
   echo "run $run/$RUNS"
   # the order flips every run, so neither tree always goes first
   order="base head"; [ $((run % 2)) = 0 ] && order="head base"
-  if [ -n "${PAIRED:-}" ]; then paired lookup "$run"; else for t in $order; do alone lookup "$t" "$run"; done; fi
-  if [ -n "${PAIRED:-}" ]; then paired login "$run"; else for t in $order; do alone login "$t" "$run"; done; fi
+  if [ "$PAIRED" = 1 ]; then paired lookup "$run"; else for t in $order; do alone lookup "$t" "$run"; done; fi
+  if [ "$PAIRED" = 1 ]; then paired login "$run"; else for t in $order; do alone login "$t" "$run"; done; fi
 done
 if [ "$METRICS" = 1 ]; then
   scraped=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
@@ -203,8 +205,8 @@ for case, what, pick in [("lookups", "lookup p99 us", lambda r: r["lat_us"]["p99
                          ("logins", "serve CPU us/login", lambda r: r.get("server_cpu_us_per_req") or 0)]:
     b, h = mean(case, "base", pick), mean(case, "head", pick)
     print("  %-34s %12.2f %12.2f %7.1f%%" % (what, b, h, (h - b) / b * 100))
-# run by run: head against base of the same run (paired logins ran at the same time), as the spread to read
-# the means against
+# run by run: head against base of the same run (with PAIRED=1, both trees ran at the same time), as the spread to
+# read the means against
 for case, what, pick in [("lookups", "authd CPU us/lookup", lambda r: r["authd_cpu_us_per_lookup"]),
                          ("logins", "serve CPU us/login", lambda r: r.get("server_cpu_us_per_req") or 0)]:
     runs = sorted({r["run"] for r in rows if r.get("case") == case})

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { normaliseIp } from '../net/address.ts';
 
-/** Field types more than one section of the configuration uses (lib/config/schema.ts). */
+/** The field types the configuration's sections are made of (lib/config/schema.ts, squid-schema.ts). */
 
 /** An IPv4 or IPv6 address, normalised (lib/net/address.ts). */
 export const ipAddress = z.string().transform((value, ctx) => {
