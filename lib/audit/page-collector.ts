@@ -1,6 +1,14 @@
 import type { AuditEvent } from './event.ts';
 import { eventsOf, PAGE_EVENTS, type StoredPage } from './pages.ts';
-import { type AuditCursor, type AuditPage, type AuditQuery, pageLimit, pageOf, scans } from './query.ts';
+import {
+  actorsNamed,
+  type AuditCursor,
+  type AuditPage,
+  type AuditQuery,
+  pageLimit,
+  pageOf,
+  scans,
+} from './query.ts';
 
 /** The latest time a Date holds (ms): later than any event. */
 const LAST_TIME = 8.64e15;
@@ -25,6 +33,8 @@ export class PageCollector {
   readonly #limit: number;
   readonly #scanRows: number;
   readonly #scans: boolean;
+  /** The user filter's actors (actorsNamed), undefined without one. */
+  readonly #actors: ReadonlySet<string> | undefined;
   #matches: AuditEvent[] = [];
   /** The oldest of limit + 1 events held (newest first), once there are that many. */
   #oldestKept: AuditEvent | undefined;
@@ -41,6 +51,7 @@ export class PageCollector {
     this.#limit = pageLimit(query.limit);
     this.#scanRows = scanRows;
     this.#scans = scans(query);
+    this.#actors = query.user === undefined ? undefined : new Set(actorsNamed(query.user));
   }
 
   /**
@@ -77,7 +88,7 @@ export class PageCollector {
       this.#read++;
       if (this.#newestRead === undefined || newer(event, this.#newestRead) > 0) this.#newestRead = event;
       if (this.#scans) this.#readKeys.push(event.at, event.id);
-      if (user !== undefined && event.user !== user && !isActor(event.actor, user)) continue;
+      if (user !== undefined && event.user !== user && !this.#actors?.has(event.actor)) continue;
       if (address !== undefined && event.address !== address) continue;
       if (kind !== undefined && event.kind !== kind) continue;
       this.#matches.push(event);
@@ -114,13 +125,3 @@ export class PageCollector {
     return pageOf(known, this.#limit, cursor);
   }
 }
-
-/** The user filter's other half: the admin, CLI user, API key or splash user of that name who acted. */
-const isActor = (actor: string, user: string): boolean => {
-  const colon = actor.indexOf(':');
-  return (
-    colon > 0 &&
-    actor.slice(colon + 1) === user &&
-    ['admin', 'cli', 'api-key', 'user'].includes(actor.slice(0, colon))
-  );
-};

@@ -17,6 +17,13 @@ export const scans = (query: Omit<AuditQuery, 'limit'>): boolean =>
   query.user !== undefined || query.address !== undefined || query.kind !== undefined;
 
 /**
+ * The user filter's other half: the actors of that name, whoever acted as an admin, a CLI user, an API key or a
+ * user on the splash page (`admin:alice`, `cli:alice`, `api-key:alice`, `user:alice` for alice).
+ */
+export const actorsNamed = (user: string): string[] =>
+  ['admin:', 'cli:', 'api-key:', 'user:'].map((prefix) => prefix + user);
+
+/**
  * Where a page ends: the (at, id) of its last event. The next page is every event strictly older in that
  * order (keyset paging: as cheap on page 1,000 as on page 1, and stable while events are being added).
  */

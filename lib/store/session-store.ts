@@ -178,6 +178,7 @@ export class SessionStore {
     const live = this.#replaced.get(input.key.kind, input.key.value, now) as
       [string, SessionSource, number] | undefined;
     const params = startParams(input, now);
+    // A renewal by replacedUnlessRenewal's rule, on the read's array: no object made for it on every login.
     if (live !== undefined && live[0] === input.username && live[1] === input.source) {
       return { session: toSession(this.#renew.get({ ...params, id: live[2] }) as Row), replaced: undefined };
     }

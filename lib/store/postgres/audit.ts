@@ -1,5 +1,5 @@
 import type { AuditRecord } from '../../audit/event.ts';
-import { AUDIT_SCAN_ROWS, pageLimit, pageOf, scans } from '../../audit/query.ts';
+import { actorsNamed, AUDIT_SCAN_ROWS, pageLimit, pageOf, scans } from '../../audit/query.ts';
 import { type AuditColumns, toAuditEvent } from '../audit-store.ts';
 import type { AuditRepository } from '../store.ts';
 import type { Sql, Tx } from './connect.ts';
@@ -42,8 +42,8 @@ export function pgAudit(
       const terms = [sql`true`];
       const filters = [sql`true`];
       const { user, address, kind, from, to, before } = query;
-      const actors = ['admin:', 'cli:', 'api-key:', 'user:'].map((prefix) => prefix + (user ?? ''));
-      if (user !== undefined) filters.push(sql`(username = ${user} OR actor = ANY(${actors}::text[]))`);
+      if (user !== undefined)
+        filters.push(sql`(username = ${user} OR actor = ANY(${actorsNamed(user)}::text[]))`);
       if (address !== undefined) filters.push(sql`address = ${address}`);
       if (kind !== undefined) filters.push(sql`kind = ${kind}`);
       if (from !== undefined) terms.push(sql`at >= ${from}`);

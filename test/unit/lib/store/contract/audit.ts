@@ -101,7 +101,7 @@ export function describeAudit(openSite: OpenSite<Needs>): void {
       expect(started.replaced).toEqual({ username: 'bob', source: 'api' });
     });
 
-    it('a login is given no session for a new key or a renewal (the same user by the same way in), and the one it takes from another user or way in or an expired one', async () => {
+    it('a login is given no session for a new key, a renewal (the same user by the same way in) or an expired session, and the one it takes from another user or by another way in', async () => {
       const { store, clock } = await one();
       const given: Array<string | undefined> = [];
       const start = (username: string, source: 'api' | 'portal', expiresAt?: number) =>
