@@ -45,6 +45,7 @@ for p in "$PORT_BASE" "$PORT_HEAD" "$METRICS_PORT"; do need_free_port "$p"; done
 AUDIT=$(git -C "$ROOT" log --diff-filter=A --format=%H -- lib/store/audit-store.ts | tail -1)
 METRICS_ADDED=$(git -C "$ROOT" log --diff-filter=A --format=%H -- lib/metrics/registry.ts | tail -1)
 FIRST=$AUDIT; git -C "$ROOT" merge-base --is-ancestor "$AUDIT" "$METRICS_ADDED" || FIRST=$METRICS_ADDED
+BASE_WHAT="BASE=${BASE:-}"; [ -n "${BASE:-}" ] || BASE_WHAT="the commit before the audit trail and the metrics"
 BASE=${BASE:-$FIRST^}
 BASE_SHA=$(git -C "$ROOT" rev-parse --short "$BASE")
 HEAD_SHA=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!bench' || echo '+changes')
@@ -62,7 +63,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 rm -rf "$D"; mkdir -p "$D"
 git -C "$ROOT" worktree prune
-echo "base: $BASE_SHA (the commit before the audit trail and the metrics), built in a temporary worktree; head: $HEAD_SHA"
+echo "base: $BASE_SHA ($BASE_WHAT), built in a temporary worktree; head: $HEAD_SHA"
 git -C "$ROOT" worktree add --detach "$D/base-tree" "$BASE_SHA" >/dev/null 2>&1
 ln -s "$ROOT/node_modules" "$D/base-tree/node_modules"
 (cd "$D/base-tree" && npm run build >/dev/null)

@@ -12,6 +12,18 @@ export const benchKey = (i: number): string =>
 /** The kit's user for index i: user%05d. */
 export const benchUser = (i: number): string => `user${String(i).padStart(5, '0')}`;
 
+/**
+ * Who the login benches log in (--users): `same`, client i as user i (each login renews the session
+ * make-sessions.ts preloaded on its address); `next`, client i as user i + p + 1 on the p-th pass over the
+ * clients (each login takes its address from another user).
+ */
+export type LoginUsers = 'same' | 'next';
+export const isLoginUsers = (value: unknown): value is LoginUsers => value === 'same' || value === 'next';
+
+/** The user index of the n-th login, on client `client` of `clients`. */
+export const loginUser = (users: LoginUsers, client: number, n: number, clients: number): number =>
+  users === 'same' ? client : client + Math.floor(n / clients) + 1;
+
 /** A xorshift generator in [0, 1): the same sequence for the same seed, in every run. */
 export function seededRandom(seed = 42): () => number {
   let state = seed | 0 || 1;

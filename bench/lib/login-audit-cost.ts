@@ -22,7 +22,7 @@ import { openSqliteStore } from '../../lib/store/sqlite-store.ts';
 import type { Replaced } from '../../lib/store/session.ts';
 import { loginEvent } from '../../portal/api/login.ts';
 import { replacementOf } from '../../portal/audit.ts';
-import { benchKey, benchUser } from './figures.ts';
+import { benchKey, benchUser, isLoginUsers, loginUser } from './figures.ts';
 
 const { values } = parseArgs({
   options: {
@@ -45,11 +45,11 @@ const store = openSqliteStore(db, { passwordFile: '/nonexistent', audit: { box: 
 type Kind = 'plain' | 'audited' | 'counted';
 let next = 0;
 const users = values.users;
-if (users !== 'same' && users !== 'next') throw new Error('--users is same or next');
+if (!isLoginUsers(users)) throw new Error('--users is same or next');
 const input = () => {
   const n = next++;
   const i = n % sessions;
-  const user = users === 'same' ? i : i + Math.floor(n / sessions) + 1;
+  const user = loginUser(users, i, n, sessions);
   return {
     key: { kind: 'ip', value: benchKey(i) } as const,
     username: benchUser(user),

@@ -28,7 +28,7 @@
 import { Agent, request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { benchKey, shuffledIndexes } from './figures.ts';
+import { benchKey, isLoginUsers, type LoginUsers, loginUser, shuffledIndexes } from './figures.ts';
 
 const { values: o } = parseArgs({
   options: {
@@ -75,8 +75,7 @@ const proxyKey =
       ? fail('--mode proxied needs --proxy-key-file')
       : readFileSync(o['proxy-key-file'], 'utf8').trim();
 if (!(duration > 0 && duration <= 60)) fail('--duration must be 1..60 s');
-const users = o.users;
-if (users !== 'same' && users !== 'next') fail('--users is same or next');
+const users: LoginUsers = isLoginUsers(o.users) ? o.users : fail('--users is same or next');
 
 const serverPid = o['server-pid'];
 /** utime + stime of the server, seconds (/proc/PID/stat fields 14 and 15, in USER_HZ = 100 on Linux). */
@@ -123,7 +122,7 @@ function loginOnce(worker: number): Promise<void> {
   const n = sent++;
   const index = order[n % clients] as number;
   const ip = mode === 'proxied' ? benchKey(first + index) : dotted(srcBase + worker);
-  const user = users === 'same' ? index : index + Math.floor(n / clients) + 1;
+  const user = loginUser(users, index, n, clients);
   const body = `api_key=${encodeURIComponent(apiKey)}&username=user${String(user % 100000).padStart(5, '0')}`;
   const headers: Record<string, string | number> = {
     'Content-Type': 'application/x-www-form-urlencoded',
