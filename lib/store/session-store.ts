@@ -4,6 +4,7 @@ import { agreementUsername, type SessionLimitUpdate } from '../portal/session-li
 import type { Db } from './database.ts';
 import type { SessionPage, SessionSearch } from './session-search.ts';
 import {
+  hardEndOf,
   type Replaced,
   type Session,
   type SessionColumns,
@@ -16,10 +17,6 @@ import {
 type Row = SessionColumns;
 
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
-
-/** A session's hard end as written: the earlier of the one asked for and start + lifetime (StartSession). */
-const EXPIRES_AT = `CASE WHEN @lifetime IS NULL THEN @expiresAt
-  ELSE min(coalesce(@expiresAt, @now + @lifetime), @now + @lifetime) END`;
 
 /**
  * search()'s conditions. A user name: LIKE and NOCASE fold ASCII letters only, as session-search.ts's
@@ -68,8 +65,8 @@ export interface AgreementReview {
 export class SessionStore {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #upsert: Statement;
-  readonly #renew: Statement;
+  readonly #upsert: Statement<StartColumns>;
+  readonly #renew: Statement<[...RenewColumns, id: number]>;
   readonly #find: Statement;
   readonly #replaced: Statement;
   readonly #end: Statement;
@@ -96,18 +93,17 @@ export class SessionStore {
     this.#clock = clock;
     // A new login on a key replaces whatever was there (REPLACE deletes the old row): the new row gets a
     // new id, so a stale "last seen" write for the previous user (keyed by id) can never land on it.
+    // Positional and without RETURNING, as every login writes: the row is what was given (STRICT), so the
+    // Session is made from the input (written()), which spares a login a result table and two objects.
     this.#upsert = db.prepare(
       `INSERT OR REPLACE INTO sessions
          (key_kind, key, username, source, created_at, last_seen, expires_at, idle_timeout, mac)
-       VALUES (@kind, @key, @username, @source, @now, @now, ${EXPIRES_AT}, @idleTimeout, @mac)
-       RETURNING *`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     // A renewal (the same user by the same way in, the session still live: startReplacing's read says so) is
     // updated in place by its id, which it keeps: a late "last seen" write for it is that user's.
     this.#renew = db.prepare(
-      `UPDATE sessions SET created_at = @now, last_seen = @now, expires_at = ${EXPIRES_AT},
-         idle_timeout = @idleTimeout, mac = @mac
-       WHERE id = @id RETURNING *`,
+      `UPDATE sessions SET created_at = ?, last_seen = ?, expires_at = ?, idle_timeout = ?, mac = ? WHERE id = ?`,
     );
     this.#find = db.prepare(`SELECT * FROM sessions WHERE key_kind = @kind AND key = @key AND ${LIVE}`);
     // Three columns as an array, positional (the id for a renewal in place): a login pays for this read, and
@@ -163,7 +159,10 @@ export class SessionStore {
 
   /** Start a session on a key, replacing any session there. */
   start(input: StartSession): Session {
-    return toSession(this.#upsert.get(startParams(input, this.#clock.now())) as Row);
+    const now = this.#clock.now();
+    const expiresAt = hardEndOf(input, now);
+    const { lastInsertRowid } = this.#upsert.run(...startColumns(input, now, expiresAt));
+    return written(Number(lastInsertRowid), input, now, expiresAt);
   }
 
   /**
@@ -177,13 +176,16 @@ export class SessionStore {
     const now = this.#clock.now();
     const live = this.#replaced.get(input.key.kind, input.key.value, now) as
       [string, SessionSource, number] | undefined;
-    const params = startParams(input, now);
+    const expiresAt = hardEndOf(input, now);
     // A renewal by replacedUnlessRenewal's rule, on the read's array: no object made for it on every login.
     if (live !== undefined && live[0] === input.username && live[1] === input.source) {
-      return { session: toSession(this.#renew.get({ ...params, id: live[2] }) as Row), replaced: undefined };
+      const id = live[2];
+      this.#renew.run(...renewColumns(input, now, expiresAt), id);
+      return { session: written(id, input, now, expiresAt), replaced: undefined };
     }
+    const { lastInsertRowid } = this.#upsert.run(...startColumns(input, now, expiresAt));
     const replaced = live === undefined ? undefined : { username: live[0], source: live[1] };
-    return { session: toSession(this.#upsert.get(params) as Row), replaced };
+    return { session: written(Number(lastInsertRowid), input, now, expiresAt), replaced };
   }
 
   /** The live session on a key, if any. */
@@ -338,14 +340,55 @@ export class SessionStore {
   }
 }
 
-const startParams = (input: StartSession, now: number) => ({
-  kind: input.key.kind,
-  key: input.key.value,
+/** #upsert's parameters, in its order (better-sqlite3 takes ?NNN for a name: `now` is given twice). */
+type StartColumns = [
+  kind: string,
+  key: string,
+  username: string,
+  source: string,
+  createdAt: number,
+  lastSeen: number,
+  expiresAt: number | null,
+  idleTimeout: number | null,
+  mac: string | null,
+];
+const startColumns = (input: StartSession, now: number, expiresAt: number | undefined): StartColumns => [
+  input.key.kind,
+  input.key.value,
+  input.username,
+  input.source,
+  now,
+  now,
+  expiresAt ?? null,
+  input.idleTimeoutMs ?? null,
+  input.mac ?? null,
+];
+
+/** #renew's, before the id. */
+type RenewColumns = [
+  createdAt: number,
+  lastSeen: number,
+  expiresAt: number | null,
+  idleTimeout: number | null,
+  mac: string | null,
+];
+const renewColumns = (input: StartSession, now: number, expiresAt: number | undefined): RenewColumns => [
+  now,
+  now,
+  expiresAt ?? null,
+  input.idleTimeoutMs ?? null,
+  input.mac ?? null,
+];
+
+/** The session a start wrote, as toSession would read it back: a STRICT table stores what it was given. */
+const written = (id: number, input: StartSession, now: number, expiresAt: number | undefined): Session => ({
+  id,
+  key: { kind: input.key.kind, value: input.key.value },
   username: input.username,
   source: input.source,
-  now,
-  expiresAt: input.expiresAt ?? null,
-  idleTimeout: input.idleTimeoutMs ?? null,
-  mac: input.mac ?? null,
-  lifetime: input.lifetimeMs ?? null,
+  createdAt: now,
+  lastSeen: now,
+  expiresAt,
+  idleTimeoutMs: input.idleTimeoutMs,
+  ...(input.mac === undefined ? {} : { mac: input.mac }),
 });

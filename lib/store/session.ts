@@ -67,6 +67,12 @@ export interface StartSession {
   lifetimeMs?: number;
 }
 
+/** The hard end a session starting at `now` gets: the earlier of its expiry and its lifetime's end (both engines). */
+export function hardEndOf(input: StartSession, now: number): number | undefined {
+  const lifetimeEnd = input.lifetimeMs === undefined ? undefined : now + input.lifetimeMs;
+  return lifetimeEnd === undefined ? input.expiresAt : Math.min(input.expiresAt ?? lifetimeEnd, lifetimeEnd);
+}
+
 /** A sessions row as both engines store it (times in ms; NULL for none). */
 export interface SessionColumns {
   id: number;

@@ -1,4 +1,4 @@
-import type { Replaced, SessionSource, StartSession } from '../session.ts';
+import { hardEndOf, type Replaced, type SessionSource, type StartSession } from '../session.ts';
 import type { Tx } from './connect.ts';
 import type { SessionRow } from './session-table.ts';
 
@@ -6,12 +6,6 @@ import type { SessionRow } from './session-table.ts';
 export interface Context {
   change: number;
   now: number;
-}
-
-/** The hard end a session starting at `now` gets: the earlier of its expiry and its lifetime's end. */
-function expiryOf(input: StartSession, now: number): number | undefined {
-  const lifetimeEnd = input.lifetimeMs === undefined ? undefined : now + input.lifetimeMs;
-  return lifetimeEnd === undefined ? input.expiresAt : Math.min(input.expiresAt ?? lifetimeEnd, lifetimeEnd);
 }
 
 /** A session as written, and the live session it replaced on its key, if any (as the database had it). */
@@ -56,7 +50,7 @@ export async function upsertMany(
         SELECT * FROM unnest(
           ${chunk.map((i) => i.key.kind)}::text[], ${chunk.map((i) => i.key.value)}::text[],
           ${chunk.map((i) => i.username)}::text[], ${chunk.map((i) => i.source)}::text[],
-          ${chunk.map((i) => expiryOf(i, now) ?? null)}::bigint[], ${chunk.map((i) => i.idleTimeoutMs ?? null)}::bigint[],
+          ${chunk.map((i) => hardEndOf(i, now) ?? null)}::bigint[], ${chunk.map((i) => i.idleTimeoutMs ?? null)}::bigint[],
           ${chunk.map((i) => i.mac ?? null)}::text[]
         ) WITH ORDINALITY AS t(key_kind, key, username, source, expires_at, idle_timeout, mac, n)
       ),

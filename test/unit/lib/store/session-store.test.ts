@@ -94,6 +94,47 @@ describe('startReplacing', () => {
   });
 });
 
+describe('the session a start returns', () => {
+  it('is the one stored, every field, whether new, renewed or replacing (made from the input, not read back)', () => {
+    const store = new SessionStore(tmp.connect(), clock);
+    const mac = 'aa:bb:cc:dd:ee:ff';
+    const starts = [
+      () => store.start({ key: ip('10.0.0.5'), username: 'alice', source: 'portal' }),
+      () =>
+        store.start({
+          key: { kind: 'mac', value: mac },
+          username: 'carol',
+          source: 'registration',
+          expiresAt: T0 + 9000,
+        }),
+      () =>
+        store.start({
+          key: ip('10.0.0.6'),
+          username: 'carol',
+          source: 'registration',
+          mac,
+          idleTimeoutMs: 60_000,
+          expiresAt: T0 + 9000,
+          lifetimeMs: 4000,
+        }),
+      () =>
+        store.startReplacing({ key: ip('10.0.0.7'), username: 'dave', source: 'api', idleTimeoutMs: 1000 })
+          .session,
+      () =>
+        store.startReplacing({ key: ip('10.0.0.7'), username: 'dave', source: 'api', lifetimeMs: 3000 })
+          .session,
+      () =>
+        store.startReplacing({ key: ip('10.0.0.7'), username: 'erin', source: 'api', expiresAt: T0 + 99 })
+          .session,
+    ];
+    for (const start of starts) {
+      clock.advance(10);
+      const session = start();
+      expect(store.find(session.key)).toStrictEqual(session);
+    }
+  });
+});
+
 describe('dataVersion', () => {
   it("changes when another handle commits, and not for this handle's own reads or writes", () => {
     const mine = new SessionStore(tmp.connect(), clock);
