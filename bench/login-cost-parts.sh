@@ -47,8 +47,8 @@ if part in ("no-trail", "no-event"):
     void [actor, replaced, replacementOf, countLogin, countSessionEnd];""")
 if part == "no-trail":
     edit("lib/store/sqlite-store.ts",
-         "    start: (input, audit) => {\n",
-         "    start: (input, audit) => {\n      if (audit === undefined) return commit(() => sessions.start(input));\n")
+         "    start: (input, audit) =>\n      commit(() => {\n",
+         "    start: (input, audit) =>\n      audit === undefined ? commit(() => sessions.start(input)) : commit(() => {\n")
 if part == "no-insert":
     edit("lib/store/audit-store.ts",
          "this.#insert.run(page.atFirst, page.atLast, page.box, page.events);",

@@ -137,9 +137,12 @@ export function auditDetail(detail: Readonly<Record<string, unknown>> | undefine
 
 function cleanObject(object: Readonly<Record<string, unknown>>, depth: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(object).slice(0, DETAIL_KEYS_MAX)) {
-    const key = cap(name, 64);
-    out[key] = isSecretName(name) ? REDACTED : cleanValue(value, depth);
+  // Own keys in Object.entries' order, the first DETAIL_KEYS_MAX, without its arrays (a replacing login's detail).
+  let keys = 0;
+  for (const name in object) {
+    if (!Object.hasOwn(object, name)) continue;
+    if (keys++ === DETAIL_KEYS_MAX) break;
+    out[cap(name, 64)] = isSecretName(name) ? REDACTED : cleanValue(object[name], depth);
   }
   return out;
 }
@@ -179,8 +182,8 @@ export function auditRecords(
   box: string,
 ): AuditRecord[] {
   if (inputs === undefined) return [];
-  const list: readonly AuditInput[] = Array.isArray(inputs) ? inputs : [inputs as AuditInput];
-  return list.map((input) => auditRecord(input, at, box));
+  if (!Array.isArray(inputs)) return [auditRecord(inputs as AuditInput, at, box)];
+  return (inputs as readonly AuditInput[]).map((input) => auditRecord(input, at, box));
 }
 
 /**

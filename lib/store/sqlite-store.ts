@@ -17,7 +17,7 @@ import { DirectorySettingsStore } from './directory-settings-store.ts';
 import { type Commits, GroupCommit } from './group-commit.ts';
 import { PortalSettingsStore } from './portal-settings-store.ts';
 import { SessionStore } from './session-store.ts';
-import { idleGraceMs, type Replaced } from './session.ts';
+import { idleGraceMs } from './session.ts';
 import type {
   AdminRepository,
   ApiKeyRepository,
@@ -126,9 +126,13 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     if (audit === undefined) return commit(write);
     return commit(() => {
       const value = write();
-      journal.add(auditRecords(typeof audit === 'function' ? audit(value) : audit, clock.now(), box));
+      record(typeof audit === 'function' ? audit(value) : audit);
       return value;
     });
+  };
+  /** A write's events, into the transaction under way (see audited). */
+  const record = (audit: Audited | undefined): void => {
+    if (audit !== undefined) journal.add(auditRecords(audit, clock.now(), box));
   };
 
   const sessionRepository: SessionRepository = {
@@ -139,15 +143,13 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     // The session replaced is read inside the write's transaction (SessionStore.startReplacing: one read, then
     // a renewal in place or a replacement): a read there costs a login far less than one before it, which
     // would open a read snapshot of its own.
-    start: (input, audit) => {
-      let previous: Replaced | undefined;
-      const write = () => {
-        const started = sessions.startReplacing(input);
-        previous = started.replaced;
-        return started.session;
-      };
-      return audited(write, typeof audit === 'function' ? () => audit(previous) : audit);
-    },
+    // One closure a login, as audited's, written out: every login takes this path.
+    start: (input, audit) =>
+      commit(() => {
+        const { session, replaced } = sessions.startReplacing(input);
+        record(typeof audit === 'function' ? audit(replaced) : audit);
+        return session;
+      }),
     // A registration from an IPv6 client is bound to the client's address too (lib/portal/address-binding.ts):
     // Squid cannot give the helper an IPv6 client's MAC. Both in one transaction, answered once committed
     // (the session helper sees them when the browser follows the redirect).

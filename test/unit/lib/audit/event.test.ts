@@ -34,6 +34,13 @@ describe('auditDetail', () => {
     expect((auditDetail({ s: 'x'.repeat(1000) })['s'] as string).length).toBe(256);
   });
 
+  it('keeps the first 32 own keys, in order, and never an inherited one', () => {
+    const small = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i]));
+    expect(Object.keys(auditDetail(small))).toEqual(Array.from({ length: 32 }, (_, i) => `k${i}`));
+    const inherited = Object.assign(Object.create({ leaked: 'x' }) as Record<string, unknown>, { own: 1 });
+    expect(auditDetail(inherited)).toEqual({ own: 1 });
+  });
+
   it('keeps a two-key detail whole without measuring it: the worst two keys fit (every character escaped)', () => {
     const worst = '\u0001'.repeat(1000);
     const detail = auditDetail({ [`a${worst}`]: worst, [`b${worst}`]: worst });
