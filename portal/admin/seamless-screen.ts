@@ -26,6 +26,12 @@ import {
 import { adminOf } from './session.ts';
 import { seamlessPage, type SeamlessBusy, type SeamlessView } from './views/seamless.ts';
 import { doctorPage, doctorReportHtml } from './views/seamless-doctor.ts';
+import {
+  disabledOutcome,
+  disableFailedOutcome,
+  enabledOutcome,
+  enableFailedOutcome,
+} from './views/seamless-outcome.ts';
 import { progressPage, StepList } from './views/seamless-progress.ts';
 
 type Ctx = ParameterizedContext<PortalState>;
@@ -179,36 +185,14 @@ export function seamlessScreen(
             log(`admin: Enable seamless for ${settings.realm} by ${by}: ${result.ok ? 'done' : 'failed'}`);
             await context.audit.admin(ctx, 'seamless.enabled', { realm: settings.realm, ok: result.ok });
             outcome = result.ok
-              ? html`<div class="banner ok" role="status" id="seamless-outcome">
-                    <p>
-                      <strong>Seamless authentication is on.</strong> The proxy is a member of
-                      ${settings.domain}.
-                    </p>
-                    <p>
-                      Point the clients at the proxy by its fully qualified name: Kerberos needs it (by its IP
-                      address Windows falls back to NTLM).
-                    </p>
-                  </div>
-                  ${
-                    result.doctor !== undefined &&
-                    html`<h2>Doctor</h2>
-                      ${doctorReportHtml(result.doctor)}`
-                  }`
-              : html`<div class="banner error" role="alert" id="seamless-outcome">
-                    <p>
-                      <strong>Enable did not complete.</strong> Fix what the failed step and the doctor name,
-                      then press Enable again.
-                    </p>
-                  </div>
-                  ${await doctorAfter(result.doctor)}`;
+              ? enabledOutcome(settings.domain, result.doctor)
+              : enableFailedOutcome(undefined, await doctorAfter(result.doctor));
           } catch (error) {
             progress.write(steps.end());
-            outcome = html`<div class="banner error" role="alert" id="seamless-outcome">
-                <p>
-                  <strong>Enable did not complete:</strong> ${failureMessage(error, 'Enable seamless', log)}
-                </p>
-              </div>
-              ${await doctorAfter(undefined)}`;
+            outcome = enableFailedOutcome(
+              failureMessage(error, 'Enable seamless', log),
+              await doctorAfter(undefined),
+            );
           } finally {
             password.fill(0);
             busy = undefined;
@@ -266,31 +250,11 @@ export function seamlessScreen(
             log(`admin: Disable seamless by ${by}: ${result.ok ? 'done' : 'failed'}`);
             await context.audit.admin(ctx, 'seamless.disabled', { leftDomain: leaving, ok: result.ok });
             outcome = result.ok
-              ? html`<div class="banner ok" role="status" id="seamless-outcome">
-                  <p>
-                    <strong>Seamless authentication is off.</strong> The generated squid.conf no longer has
-                    the Negotiate and NTLM lines.
-                  </p>
-                  <p>
-                    <strong>Restart Squid</strong> (for example <code>systemctl restart squid</code>): Squid
-                    cannot unconfigure an authentication scheme on reconfigure, and keeps offering it until
-                    restarted.
-                  </p>
-                  ${!leaving && html`<p>${account} remains in Active Directory: delete it there when it is no longer wanted.</p>`}
-                </div>`
-              : html`<div class="banner error" role="alert" id="seamless-outcome">
-                  <p>
-                    <strong>Disable did not complete.</strong> Fix what the failed step names and press
-                    Disable again, or choose Disable locally.
-                  </p>
-                </div>`;
+              ? disabledOutcome(leaving ? undefined : account)
+              : disableFailedOutcome(undefined);
           } catch (error) {
             progress.write(steps.end());
-            outcome = html`<div class="banner error" role="alert" id="seamless-outcome">
-              <p>
-                <strong>Disable did not complete:</strong> ${failureMessage(error, 'Disable seamless', log)}
-              </p>
-            </div>`;
+            outcome = disableFailedOutcome(failureMessage(error, 'Disable seamless', log));
           } finally {
             form.admin?.password.fill(0);
             busy = undefined;
