@@ -180,7 +180,9 @@ export class SessionStore {
     // A renewal by replacedUnlessRenewal's rule, on the read's array: no object made for it on every login.
     if (live !== undefined && live[0] === input.username && live[1] === input.source) {
       const id = live[2];
-      this.#renew.run(...renewColumns(input, now, expiresAt), id);
+      // The row read is there: the read and this write share the transaction (a write outside one is a bug).
+      if (this.#renew.run(...renewColumns(input, now, expiresAt), id).changes !== 1)
+        throw new Error(`startReplacing: session ${id} went between its read and its renewal`);
       return { session: written(id, input, now, expiresAt), replaced: undefined };
     }
     const { lastInsertRowid } = this.#upsert.run(...startColumns(input, now, expiresAt));
