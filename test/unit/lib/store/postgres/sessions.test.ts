@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Sql } from '../../../../../lib/store/postgres/connect.ts';
 import type { ReadApplied } from '../../../../../lib/store/postgres/replica.ts';
-import { DELETIONS_KEPT_MS } from '../../../../../lib/store/postgres/sessions.ts';
+import { DELETIONS_KEPT_MS } from '../../../../../lib/store/postgres/session-upkeep.ts';
 import { usePgSite } from '../../../../harness/pg-site.ts';
 import { rejection } from '../../../../support/thrown.ts';
 import { describePortalSessions } from '../contract/sessions-portal.ts';
