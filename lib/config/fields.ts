@@ -15,6 +15,10 @@ export const ipAddress = z.string().transform((value, ctx) => {
 
 /** A TCP port. */
 export const port = z.number().int().min(1).max(65535);
+/** Squid's children of one helper at most (children-max=). */
+export const helperChildren = z.number().int().min(1).max(64);
+/** Lookups Squid sends one helper child at once (concurrency=). */
+export const helperConcurrency = z.number().int().min(1).max(1000);
 /** A cache or timeout time in seconds, up to a day. */
 export const seconds = z.number().int().min(0).max(86_400);
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { port, seconds, squidPath } from './fields.ts';
+import { helperChildren, helperConcurrency, port, seconds, squidPath } from './fields.ts';
 
 /** Squid children per seamless scheme at most (squid.seamless.*Children); authd's ntlm_auth pool follows it. */
 export const MAX_SEAMLESS_CHILDREN = 256;
@@ -18,8 +18,8 @@ export const squidSchema = z
     /** Seconds Squid caches "not identified": a fresh login shows only after this. */
     negativeTtl: seconds.default(0),
     /** Lookups a helper process is sent at once (Squid's concurrency=). */
-    concurrency: z.number().int().min(1).max(1000).default(100),
-    childrenMax: z.number().int().min(1).max(64).default(2),
+    concurrency: helperConcurrency.default(100),
+    childrenMax: helperChildren.default(2),
     /** Basic authentication against the directory (written only once a directory is applied). */
     basicAuth: z
       .object({
@@ -29,8 +29,8 @@ export const squidSchema = z
           .default('Doorman'),
         /** Seconds Squid trusts checked credentials before asking the helper again. */
         credentialsTtl: z.number().int().min(1).max(86_400).default(300),
-        children: z.number().int().min(1).max(64).default(5),
-        concurrency: z.number().int().min(1).max(1000).default(50),
+        children: helperChildren.default(5),
+        concurrency: helperConcurrency.default(50),
       })
       .strict()
       .prefault({}),
@@ -59,8 +59,8 @@ export const squidSchema = z
       .object({
         ttl: seconds.default(60),
         negativeTtl: seconds.default(60),
-        childrenMax: z.number().int().min(1).max(64).default(2),
-        concurrency: z.number().int().min(1).max(1000).default(50),
+        childrenMax: helperChildren.default(2),
+        concurrency: helperConcurrency.default(50),
         /**
          * Authenticated users pass only if in one of these groups; empty: any authenticated user passes.
          * Written into squid.conf as quoted strings, so no quotes or backslashes.

@@ -142,8 +142,7 @@ export function openSqliteStore(db: Db, options: SqliteStoreOptions): Store {
     countBySource: (sources) => sessions.countBySource(sources),
     // The session replaced is read inside the write's transaction (SessionStore.startReplacing: one read, then
     // a renewal in place or a replacement): a read there costs a login far less than one before it, which
-    // would open a read snapshot of its own.
-    // One closure a login, as audited's, written out: every login takes this path.
+    // would open a read snapshot of its own. audited() written out, one closure a login: every login is here.
     start: (input, audit) =>
       commit(() => {
         const { session, replaced } = sessions.startReplacing(input);
